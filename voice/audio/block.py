@@ -1,0 +1,43 @@
+"""An audio block: samples that know their rate, channel count and where they start on the sample clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+# The engine's one clock: mic, speaker, VAD, AEC and ASR all run at this rate.
+ENGINE_RATE = 16_000
+
+Samples = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class AudioBlock:
+    """``samples`` is float32 in [-1, 1], shaped (frames,) for mono or (frames, channels)."""
+
+    samples: Samples
+    rate: int
+    start: int = 0
+
+    @property
+    def channels(self) -> int:
+        return 1 if self.samples.ndim == 1 else int(self.samples.shape[1])
+
+    @property
+    def frames(self) -> int:
+        return int(self.samples.shape[0])
+
+    @property
+    def end(self) -> int:
+        """The sample just after this block on the clock."""
+        return self.start + self.frames
+
+    @property
+    def start_s(self) -> float:
+        return self.start / self.rate
+
+    @property
+    def duration_s(self) -> float:
+        return self.frames / self.rate

@@ -1,0 +1,36 @@
+"""The `voice` command: one subcommand per job, each registered by the module that implements it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from voice.errors import VoiceError
+
+# Each module defines ``register(subparsers)`` adding its subcommands with ``set_defaults(run=...)``.
+COMMAND_MODULES = ("voice.conversation.commands",)
+
+
+Runner = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="voice", description="A local voice assistant you can talk over.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Runner = args.run
+    try:
+        return run(args)
+    except VoiceError as exc:
+        print(f"voice: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

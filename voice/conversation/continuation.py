@@ -1,0 +1,209 @@
+"""The rules of a turn (design §1.3 to 1.6): what the next LLM request carries after a turn ends.
+
+``Conversation`` is a pure state machine. Every change goes through an event it records, so the
+session log can store those events and :meth:`Conversation.from_events` rebuilds the same state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from voice.conversation.events import (
+    ConversationEvent,
+    InputReceived,
+    ItemCommitted,
+    TurnEnded,
+    TurnStarted,
+)
+from voice.conversation.items import (
+    NOT_RUN_INTERRUPTED,
+    AssistantText,
+    Item,
+    ToolCall,
+    ToolResult,
+    UserText,
+)
+from voice.errors import ProtocolError
+
+NOT_RUN_UNFINISHED = "Not run: the turn ended before it ran."
+
+
+@dataclass(frozen=True)
+class Request:
+    """One LLM request: the whole conversation to send (system prompt left out)."""
+
+    turn: int
+    items: tuple[Item, ...]
+
+
+@dataclass
+class _ActiveTurn:
+    turn: int
+    reply: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    committed_calls: bool = False
+
+
+def merge_inputs(first: str | None, second: str) -> str:
+    """The user kept talking: two utterances become one user item."""
+    return " ".join(part for part in ((first or "").strip(), second.strip()) if part)
+
+
+class Conversation:
+    """History, the user input not yet answered, and the turn in flight."""
+
+    def __init__(self) -> None:
+        self._history: list[Item] = []
+        self._pending_input: str | None = None
+        self._seen_ids: set[str] = set()
+        self._turns = 0
+        self._active: _ActiveTurn | None = None
+        self._last_completed_calls = False
+        self._outbox: list[ConversationEvent] = []
+
+    @classmethod
+    def from_events(cls, events: Iterable[ConversationEvent]) -> Conversation:
+        """Rebuild a conversation from its recorded events; a turn the log leaves open counts as lost."""
+        conversation = cls()
+        for event in events:
+            conversation._apply(event)
+        conversation._active = None  # the process died mid-turn: nothing of it was heard for sure
+        return conversation
+
+    # -- what the state is ------------------------------------------------------------------------
+
+    @property
+    def history(self) -> tuple[Item, ...]:
+        return tuple(self._history)
+
+    @property
+    def pending_input(self) -> str | None:
+        """User text not yet answered (kept after a cancel in which nothing was heard)."""
+        return self._pending_input
+
+    @property
+    def active_turn(self) -> int | None:
+        return self._active.turn if self._active else None
+
+    @property
+    def turns(self) -> int:
+        return self._turns
+
+    @property
+    def awaits_follow_up(self) -> bool:
+        """The last turn completed with tool calls, so the model should now see their results."""
+        return self._last_completed_calls and self._active is None
+
+    def take_events(self) -> list[ConversationEvent]:
+        """Events recorded since the last call, for the session log."""
+        events, self._outbox = self._outbox, []
+        return events
+
+    # -- starting turns ---------------------------------------------------------------------------
+
+    def submit(self, text: str, input_id: str | None = None) -> Request | None:
+        """New user input; returns the request to send, or None for a duplicate id or nothing to ask."""
+        if self._active is not None:
+            raise ProtocolError(f"user input during turn {self._active.turn}: cancel the turn first")
+        if input_id is not None and input_id in self._seen_ids:
+            return None
+        if not text.strip() and not self._pending_input:
+            return None
+        self._record(InputReceived(text.strip(), input_id))
+        return self._start()
+
+    def follow_up(self) -> Request:
+        """Start the turn that shows the model its tool results (no new user input)."""
+        if not self.awaits_follow_up:
+            raise ProtocolError("follow_up() without a completed turn that made tool calls")
+        return self._start()
+
+    def _start(self) -> Request:
+        self._record(TurnStarted(self._turns + 1))
+        items = list(self._history)
+        if self._pending_input:
+            items.append(UserText(self._pending_input))
+        return Request(self._turns, tuple(items))
+
+    # -- during a turn ----------------------------------------------------------------------------
+
+    def add_text(self, delta: str) -> None:
+        self._require_active("reply text").reply += delta
+
+    def add_tool_call(self, call: ToolCall) -> None:
+        """A tool call the model finished proposing (half-streamed calls never get here)."""
+        self._require_active("tool call").calls.append(call)
+
+    def add_tool_result(self, result: ToolResult) -> None:
+        active = self._require_active("tool result")
+        if result.id not in {call.id for call in active.calls}:
+            raise ProtocolError(f"tool result for unknown call {result.id!r}")
+        active.results[result.id] = result
+
+    # -- ending turns -----------------------------------------------------------------------------
+
+    def complete(self) -> None:
+        """The reply streamed and played in full: its items enter the history as generated."""
+        active = self._require_active("completion")
+        self._commit_turn(active, active.reply.strip(), interrupted=False, not_run=NOT_RUN_UNFINISHED)
+        self._record(TurnEnded(active.turn, False, active.reply.strip(), active.reply.strip()))
+
+    def cancel(self, heard: str, cut_s: float | None = None) -> None:
+        """The user cut in: only what was heard (and complete tool calls) crosses into the history.
+
+        With nothing crossing, no assistant item is written and the user's input stays pending, to be
+        merged with what they say next.
+        """
+        active = self._require_active("cancel")
+        heard = heard.strip()
+        generated = active.reply.strip()
+        if not generated.startswith(heard):
+            raise ProtocolError(f"heard text {heard[:40]!r} is not a prefix of the reply")
+        if heard or active.calls:
+            self._commit_turn(active, heard, interrupted=True, not_run=NOT_RUN_INTERRUPTED)
+        self._record(TurnEnded(active.turn, True, generated, heard, cut_s))
+
+    def _commit_turn(self, active: _ActiveTurn, text: str, *, interrupted: bool, not_run: str) -> None:
+        if self._pending_input:
+            self._record(ItemCommitted(UserText(self._pending_input)))
+        if text:
+            self._record(ItemCommitted(AssistantText(text, interrupted)))
+        for call in active.calls:
+            self._record(ItemCommitted(call))
+        for call in active.calls:
+            result = active.results.get(call.id) or ToolResult(call.id, not_run, failed=True)
+            self._record(ItemCommitted(result))
+
+    def _require_active(self, what: str) -> _ActiveTurn:
+        if self._active is None:
+            raise ProtocolError(f"{what} with no turn in flight")
+        return self._active
+
+    # -- the reducer ------------------------------------------------------------------------------
+
+    def _record(self, event: ConversationEvent) -> None:
+        self._apply(event)
+        self._outbox.append(event)
+
+    def _apply(self, event: ConversationEvent) -> None:
+        match event:
+            case InputReceived(text=text, input_id=input_id):
+                if input_id is not None:
+                    self._seen_ids.add(input_id)
+                self._pending_input = merge_inputs(self._pending_input, text) or None
+            case TurnStarted(turn=turn):
+                self._turns = turn
+                self._active = _ActiveTurn(turn)
+                self._last_completed_calls = False
+            case ItemCommitted(item=item):
+                self._history.append(item)
+                if isinstance(item, UserText):
+                    self._pending_input = None
+                if isinstance(item, ToolCall) and self._active is not None:
+                    self._active.committed_calls = True
+            case TurnEnded(cancelled=cancelled):
+                made_calls = self._active is not None and self._active.committed_calls
+                self._last_completed_calls = not cancelled and made_calls
+                self._active = None

@@ -1,0 +1,91 @@
+"""What a conversation records: the events its session log stores and its history is rebuilt from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from voice.conversation.items import Item, item_from_json, item_to_json
+from voice.errors import SessionLogError
+
+
+@dataclass(frozen=True)
+class InputReceived:
+    """The user said something (a final transcript, or typed text); ``input_id`` drops client retries."""
+
+    text: str
+    input_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """An LLM request went out; ``turn`` counts requests from 1."""
+
+    turn: int
+
+
+@dataclass(frozen=True)
+class ItemCommitted:
+    """An item entered the history for good."""
+
+    item: Item
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """A turn ended: ``completed`` (fully played) or cancelled with ``heard`` the spoken prefix.
+
+    ``generated`` is everything the model produced and ``cut_s`` where playback stopped, kept so a
+    reader of the log can see what was generated against what was heard.
+    """
+
+    turn: int
+    cancelled: bool
+    generated: str = ""
+    heard: str = ""
+    cut_s: float | None = None
+
+
+ConversationEvent: TypeAlias = InputReceived | TurnStarted | ItemCommitted | TurnEnded
+
+
+def event_to_json(event: ConversationEvent) -> dict[str, Any]:
+    match event:
+        case InputReceived(text=text, input_id=input_id):
+            return {"type": "input", "text": text, "input_id": input_id}
+        case TurnStarted(turn=turn):
+            return {"type": "turn_start", "turn": turn}
+        case ItemCommitted(item=item):
+            return {"type": "item", "item": item_to_json(item)}
+        case TurnEnded():
+            return {
+                "type": "turn_end",
+                "turn": event.turn,
+                "cancelled": event.cancelled,
+                "generated": event.generated,
+                "heard": event.heard,
+                "cut_s": event.cut_s,
+            }
+
+
+def event_from_json(data: dict[str, Any]) -> ConversationEvent:
+    try:
+        kind = data["type"]
+        if kind == "input":
+            return InputReceived(str(data["text"]), data.get("input_id"))
+        if kind == "turn_start":
+            return TurnStarted(int(data["turn"]))
+        if kind == "item":
+            return ItemCommitted(item_from_json(data["item"]))
+        if kind == "turn_end":
+            cut = data.get("cut_s")
+            return TurnEnded(
+                int(data["turn"]),
+                bool(data["cancelled"]),
+                str(data.get("generated", "")),
+                str(data.get("heard", "")),
+                None if cut is None else float(cut),
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SessionLogError(f"malformed {data.get('type', 'untyped')} event: {exc}") from exc
+    raise SessionLogError(f"unknown event type {kind!r}")

@@ -1,0 +1,105 @@
+"""The playback ledger: which words of a reply the user has heard by a given output sample.
+
+Reply text arrives in deltas whose boundaries have nothing to do with word boundaries; audio spans
+arrive per word, in order, as synthesis places them on the output clock. A word is a maximal run of
+non-space characters (punctuation stays with its word, so "dry," is one word). ``heard(n)`` is the
+reply text up to the end of the last word whose audio ended at or before sample ``n``, never part of a
+word and never a word still playing. It is the single source of the spoken prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from voice.errors import ProtocolError
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class SampleSpan:
+    """Where one word's audio sits on the output clock: samples [start, end)."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class LedgerWord:
+    text: str
+    char_start: int
+    char_end: int
+    span: SampleSpan | None
+
+
+class PlaybackLedger:
+    """Maps every synthesized word of one reply to its sample span and answers what was heard."""
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._closed = False
+        self._spans: list[SampleSpan] = []
+
+    @property
+    def text(self) -> str:
+        """All reply text entered so far, exactly as it arrived."""
+        return self._text
+
+    def add_text(self, delta: str) -> None:
+        """Append a piece of the reply as the LLM streamed it."""
+        if self._closed:
+            raise ProtocolError("text added to a playback ledger after close_text()")
+        self._text += delta
+
+    def close_text(self) -> None:
+        """No more text: a trailing word without a following space is now complete."""
+        self._closed = True
+
+    def words(self) -> list[LedgerWord]:
+        """Complete words so far, each with its span if synthesis has placed it."""
+        found = list(_WORD.finditer(self._text))
+        if found and not self._closed and found[-1].end() == len(self._text):
+            found.pop()  # still streaming: the last run of letters may continue in the next delta
+        return [
+            LedgerWord(m.group(), m.start(), m.end(), self._spans[i] if i < len(self._spans) else None)
+            for i, m in enumerate(found)
+        ]
+
+    def place(self, spans: list[SampleSpan]) -> None:
+        """Give the next words, in reply order, the sample spans where their audio plays."""
+        available = len(self.words()) - len(self._spans)
+        if len(spans) > available:
+            raise ProtocolError(f"{len(spans)} word spans placed but only {available} words await audio")
+        previous_end = self._spans[-1].end if self._spans else None
+        for span in spans:
+            if span.end < span.start or (previous_end is not None and span.end < previous_end):
+                raise ProtocolError(f"word span {span} runs backwards on the output clock")
+            previous_end = span.end
+        self._spans.extend(spans)
+
+    @property
+    def placed_words(self) -> int:
+        return len(self._spans)
+
+    @property
+    def audio_end(self) -> int | None:
+        """Output sample where the last placed word's audio ends (None before any)."""
+        return self._spans[-1].end if self._spans else None
+
+    def heard_word_count(self, sample: int) -> int:
+        """How many leading words had finished playing by output sample ``sample``."""
+        count = 0
+        for span in self._spans:
+            if span.end > sample:
+                break
+            count += 1
+        return count
+
+    def heard(self, sample: int) -> str:
+        """Exactly the reply text whose words finished playing by output sample ``sample``."""
+        count = self.heard_word_count(sample)
+        if count == 0:
+            return ""
+        found = list(_WORD.finditer(self._text))
+        return self._text[found[0].start() : found[count - 1].end()]

@@ -1,0 +1,39 @@
+"""A readable rendering of a session log: who said what, what was heard, where it was cut."""
+
+from __future__ import annotations
+
+import json
+
+from voice.conversation.events import InputReceived, ItemCommitted, TurnEnded, TurnStarted
+from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
+from voice.conversation.session_log import LoadedSession
+
+
+def render_session(session: LoadedSession) -> str:
+    lines = [f"session {session.path.name} started {session.started or '(unknown time)'}"]
+    for logged in session.events:
+        match logged.event:
+            case InputReceived(text=text):
+                lines.append(f"  user said   {text}")
+            case TurnStarted(turn=turn):
+                lines.append(f"turn {turn}  ({logged.time})")
+            case ItemCommitted(item=UserText()):
+                pass  # the input lines above already show it, merged or not
+            case ItemCommitted(item=AssistantText(text=text, interrupted=interrupted)):
+                lines.append(f"  {'heard' if interrupted else 'assistant'}       {text}")
+            case ItemCommitted(item=ToolCall(name=name, arguments=arguments)):
+                lines.append(f"  tool call   {name}({json.dumps(arguments)})")
+            case ItemCommitted(item=ToolResult(output=output, failed=failed)):
+                lines.append(f"  tool {'failed' if failed else 'result'} {output}")
+            case TurnEnded(cancelled=False):
+                lines.append("  (played in full)")
+            case TurnEnded(generated=generated, heard=heard, cut_s=cut_s):
+                where = f" at {cut_s:.2f} s" if cut_s is not None else ""
+                if heard:
+                    unheard = generated[len(heard) :].strip()
+                    lines.append(f"  cut{where}; generated but not heard: {unheard or '(nothing)'}")
+                else:
+                    lines.append(f"  cancelled{where} before anything was heard; the input carries over")
+    if session.torn_tail is not None:
+        lines.append(f"(the last line was torn, {len(session.torn_tail)} bytes, and is ignored)")
+    return "\n".join(lines)
