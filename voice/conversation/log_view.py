@@ -20,11 +20,11 @@ def render_session(session: LoadedSession) -> str:
             case ItemCommitted(item=UserText()):
                 pass  # the input lines above already show it, merged or not
             case ItemCommitted(item=AssistantText(text=text, interrupted=interrupted)):
-                lines.append(f"  {'heard' if interrupted else 'assistant'}       {text}")
+                lines.append(f"  {'heard' if interrupted else 'assistant':<11} {text}")
             case ItemCommitted(item=ToolCall(name=name, arguments=arguments)):
                 lines.append(f"  tool call   {name}({json.dumps(arguments)})")
             case ItemCommitted(item=ToolResult(output=output, failed=failed)):
-                lines.append(f"  tool {'failed' if failed else 'result'} {output}")
+                lines.append(f"  {'tool failed' if failed else 'tool result':<11} {output}")
             case TurnEnded(cancelled=False):
                 lines.append("  (played in full)")
             case TurnEnded(generated=generated, heard=heard, cut_s=cut_s):

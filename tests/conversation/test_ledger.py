@@ -1,0 +1,94 @@
+"""The playback ledger answers what was heard: whole words whose audio finished, nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from voice.conversation.ledger import PlaybackLedger, SampleSpan
+from voice.errors import ProtocolError
+
+REPLY = "Tomorrow starts dry, then rain moves in from the west."
+
+
+def test_heard_counts_a_word_only_once_its_audio_has_ended() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("Tomorrow starts dry,")
+    ledger.close_text()
+    ledger.place([SampleSpan(0, 100), SampleSpan(100, 250), SampleSpan(250, 400)])
+
+    assert ledger.heard(99) == ""
+    assert ledger.heard(100) == "Tomorrow"
+    assert ledger.heard(399) == "Tomorrow starts"
+    assert ledger.heard(400) == "Tomorrow starts dry,"
+
+
+def test_a_word_split_across_deltas_is_one_word() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("Tomor")
+    assert ledger.words() == []  # "Tomor" may go on in the next delta
+    ledger.add_text("row sta")
+    assert [word.text for word in ledger.words()] == ["Tomorrow"]
+    ledger.add_text("rts")
+    ledger.close_text()
+    assert [word.text for word in ledger.words()] == ["Tomorrow", "starts"]
+
+
+def test_placing_more_spans_than_complete_words_is_refused() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("one two")
+
+    with pytest.raises(ProtocolError, match="only 1 words await audio"):
+        ledger.place([SampleSpan(0, 10), SampleSpan(10, 20)])
+
+
+def test_spans_running_backwards_are_refused() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("one two ")
+
+    with pytest.raises(ProtocolError, match="backwards"):
+        ledger.place([SampleSpan(0, 50), SampleSpan(60, 40)])
+
+
+@st.composite
+def split_reply(draw: st.DrawFn) -> tuple[list[str], list[SampleSpan], int]:
+    """A reply cut into random deltas, random word durations and gaps, and a random cut sample."""
+    words = draw(
+        st.lists(st.text(st.characters(categories=["L", "N", "P"]), min_size=1, max_size=8), min_size=1)
+    )
+    separators = draw(
+        st.lists(st.sampled_from([" ", "  ", "\n", " \t"]), min_size=len(words), max_size=len(words))
+    )
+    text = "".join(word + sep for word, sep in zip(words, separators, strict=True)).rstrip()
+    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=len(text))))
+    deltas = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b]]
+    spans, clock = [], draw(st.integers(0, 1000))
+    for _ in words:
+        clock += draw(st.integers(0, 300))  # silence between words
+        length = draw(st.integers(0, 3000))
+        spans.append(SampleSpan(clock, clock + length))
+        clock += length
+    cut = draw(st.integers(0, clock + 10))
+    return deltas, spans, cut
+
+
+@given(split_reply())
+def test_heard_is_a_word_prefix_of_exactly_the_words_ended_by_the_cut(
+    case: tuple[list[str], list[SampleSpan], int],
+) -> None:
+    deltas, spans, cut = case
+    ledger = PlaybackLedger()
+    for delta in deltas:
+        ledger.add_text(delta)
+        ready = len(ledger.words()) - ledger.placed_words
+        ledger.place(spans[ledger.placed_words : ledger.placed_words + ready])  # synthesize as words complete
+    ledger.close_text()
+    ledger.place(spans[ledger.placed_words :])
+    reply = "".join(deltas)
+
+    heard = ledger.heard(cut)
+
+    assert reply.startswith(heard)
+    assert heard == "" or len(heard) == len(reply) or reply[len(heard)].isspace()
+    assert heard.split() == [word for word, span in zip(reply.split(), spans, strict=True) if span.end <= cut]

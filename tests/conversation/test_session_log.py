@@ -1,0 +1,183 @@
+"""The durable session log: append, reload, resume, and survive being killed at any instant."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from voice.cli import main
+from voice.conversation.continuation import Conversation
+from voice.conversation.events import ItemCommitted, TurnEnded
+from voice.conversation.items import AssistantText
+from voice.conversation.session_log import SessionLog, load_session
+from voice.errors import SessionLogError
+
+
+def interrupted_session(path: Path) -> Conversation:
+    """A session in which the user cut in after hearing "Tomorrow starts dry,"."""
+    conversation = Conversation()
+    with SessionLog.create(path) as log:
+        conversation.submit("What will the weather be like tomorrow?")
+        conversation.add_text("Tomorrow starts dry, then rain moves in.")
+        conversation.cancel("Tomorrow starts dry,", cut_s=3.3)
+        conversation.submit("Sorry, I meant on Sunday.")
+        conversation.add_text("On Sunday it stays dry.")
+        conversation.complete()
+        log.append_all(conversation.take_events())
+    return conversation
+
+
+def test_reloading_rebuilds_the_history_exactly(tmp_path: Path) -> None:
+    conversation = interrupted_session(tmp_path / "s.jsonl")
+
+    loaded = load_session(tmp_path / "s.jsonl")
+
+    assert loaded.torn_tail is None
+    assert loaded.conversation().history == conversation.history
+    assert [e.seq for e in loaded.events] == list(range(1, len(loaded.events) + 1))
+
+
+def test_the_interrupted_item_is_written_before_the_turn_end(tmp_path: Path) -> None:
+    interrupted_session(tmp_path / "s.jsonl")
+
+    events = [logged.event for logged in load_session(tmp_path / "s.jsonl").events]
+    heard = events.index(ItemCommitted(AssistantText("Tomorrow starts dry,", interrupted=True)))
+
+    assert isinstance(events[heard + 1], TurnEnded)
+    assert events[heard + 1].cancelled
+
+
+def test_every_line_is_versioned_and_numbered(tmp_path: Path) -> None:
+    interrupted_session(tmp_path / "s.jsonl")
+
+    records = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+
+    assert records[0]["type"] == "session"
+    assert {r["v"] for r in records} == {1}
+    assert [r["seq"] for r in records] == list(range(len(records)))
+
+
+def test_a_torn_last_line_is_reported_and_cut_off_on_resume(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    conversation = interrupted_session(path)
+    with path.open("ab") as file:
+        file.write(b'{"v": 1, "seq": 99, "type": "inp')
+
+    loaded = load_session(path)
+    assert loaded.torn_tail == '{"v": 1, "seq": 99, "type": "inp'
+    assert loaded.conversation().history == conversation.history
+
+    log, _ = SessionLog.resume(path)
+    with log:
+        resumed = loaded.conversation()
+        resumed.submit("Thanks.")
+        log.append_all(resumed.take_events())
+    reloaded = load_session(path)
+    assert reloaded.torn_tail is None
+    assert reloaded.conversation().pending_input == "Thanks."
+
+
+def test_a_damaged_line_before_the_end_is_an_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    interrupted_session(path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = "garbage\n"
+    path.write_text("".join(lines))
+
+    with pytest.raises(SessionLogError, match=r"s\.jsonl:3: not a JSON object"):
+        load_session(path)
+
+
+def test_a_gap_in_sequence_numbers_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    interrupted_session(path)
+    lines = path.read_text().splitlines(keepends=True)
+    del lines[2]
+    path.write_text("".join(lines))
+
+    with pytest.raises(SessionLogError, match="sequence number 3, expected 2"):
+        load_session(path)
+
+
+def test_log_show_prints_who_said_what_and_where_it_was_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    interrupted_session(tmp_path / "s.jsonl")
+
+    assert main(["log", "show", str(tmp_path / "s.jsonl")]) == 0
+    out = capsys.readouterr().out
+
+    assert "user said   What will the weather be like tomorrow?" in out
+    assert "heard       Tomorrow starts dry," in out
+    assert "cut at 3.30 s; generated but not heard: then rain moves in." in out
+    assert "assistant   On Sunday it stays dry." in out
+
+
+def test_log_show_of_a_missing_file_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["log", "show", str(tmp_path / "nope.jsonl")]) == 1
+    err = capsys.readouterr().err
+
+    assert err.startswith("voice: error: cannot read session log")
+    assert err.count("\n") == 1
+
+
+WRITER = """
+import sys
+from voice.conversation.session_log import SessionLog
+from pathlib import Path
+
+path = Path(sys.argv[1])
+if path.exists():
+    log, loaded = SessionLog.resume(path)
+    conversation = loaded.conversation()
+else:
+    from voice.conversation.continuation import Conversation
+    log, conversation = SessionLog.create(path), Conversation()
+n = 0
+while True:
+    n += 1
+    conversation.submit(f"question {n} " + "x" * 3000)
+    conversation.add_text("An answer that the user cut off halfway through.")
+    conversation.cancel("An answer that" if n % 2 else "")
+    for event in conversation.take_events():
+        log.append(event)
+        sys.stdout.write("ok\\n")
+        sys.stdout.flush()
+"""
+
+
+def test_killing_the_writer_at_random_instants_loses_at_most_the_line_being_written(tmp_path: Path) -> None:
+    path = tmp_path / "crash.jsonl"
+    rng = random.Random(7)
+    for _ in range(50):
+        before = len(load_session(path).events) if path.exists() else 0
+        child = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path)],
+            stdout=subprocess.PIPE,
+            env=os.environ | {"PYTHONUNBUFFERED": "1"},
+        )
+        assert child.stdout is not None
+        acknowledged = 0
+        while acknowledged < 1 + rng.randrange(40):  # let it write a little, then kill it mid-stream
+            assert child.stdout.readline() == b"ok\n"
+            acknowledged += 1
+        time.sleep(rng.random() * 0.01)
+        child.send_signal(signal.SIGKILL)
+        acknowledged += child.stdout.read().count(b"ok\n")
+        child.stdout.close()
+        child.wait()
+
+        loaded = load_session(path)  # never fails, whatever the instant of the kill
+        written = len(loaded.events) - before
+        assert acknowledged <= written <= acknowledged + 1
+        loaded.conversation()  # and the history rebuilds
