@@ -142,6 +142,11 @@ class Conversation:
             raise ProtocolError(f"tool result for unknown call {result.id!r}")
         active.results[result.id] = result
 
+    def discard_reply(self) -> None:
+        """Forget what the turn streamed so far: a failed attempt is about to be retried."""
+        active = self._require_active("discard")
+        active.reply, active.calls, active.results = "", [], {}
+
     # -- ending turns -----------------------------------------------------------------------------
 
     def complete(self) -> None:

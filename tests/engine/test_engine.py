@@ -1,0 +1,288 @@
+"""The turn state machine, driven event by event with a scripted VAD: no models, no clock, no I/O."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.vad import SpeechEnded, SpeechStarted, VadEvent
+from voice.conversation.items import NOT_RUN_INTERRUPTED, AssistantText, ToolCall, ToolResult, UserText
+from voice.engine.actions import (
+    CancelTurn,
+    EngineAction,
+    PausePlayback,
+    Play,
+    ResumePlayback,
+    RunTool,
+    SendRequest,
+    SpeakNotice,
+    StopPlayback,
+    Synthesize,
+    Transcribe,
+)
+from voice.engine.engine import Engine, Phase
+from voice.engine.events import (
+    LlmDone,
+    LlmFailed,
+    LlmText,
+    LlmToolCall,
+    MicAudio,
+    PlaybackProgress,
+    SynthesisReady,
+    ToolDone,
+    TranscriptReady,
+)
+from voice.errors import ProtocolError
+from voice.llm.errors import Dispatch, ErrorCode, LLMError
+from voice.tts.port import Synthesis, WordTiming
+
+BLOCK = 320
+WORD = 4_000  # every fake word plays for a quarter of a second
+QUESTION = "What will the weather be like tomorrow?"
+REPLY = ["Tomorrow", " starts", " dry,", " then", " rain", " moves", " in", " from", " the", " west."]
+
+
+class ScriptedVad:
+    """Says speech started or ended exactly when the test tells it to, and records the speaking flag."""
+
+    def __init__(self) -> None:
+        self.next_events: list[VadEvent] = []
+        self.assistant_speaking: list[bool] = []
+
+    def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
+        self.assistant_speaking.append(assistant_speaking)
+        events, self.next_events = self.next_events, []
+        return events
+
+
+class Room:
+    """Drives an engine like a driver would, with fake synthesis and an instant playback device."""
+
+    def __init__(self) -> None:
+        self.vad = ScriptedVad()
+        self.engine = Engine(self.vad)
+        self.clock = 0
+        self.played = 0
+        self.queued = 0
+
+    def tick(self, *vad_events: VadEvent) -> list[EngineAction]:
+        self.vad.next_events = list(vad_events)
+        block = AudioBlock(np.zeros(BLOCK, dtype=np.float32), ENGINE_RATE, self.clock)
+        self.clock += BLOCK
+        return self.engine.handle(MicAudio(block))
+
+    def say(self, text: str, utterance: int) -> list[EngineAction]:
+        """The user speaks one utterance and its transcript comes back."""
+        start = self.clock
+        self.tick(SpeechStarted(start))
+        actions = self.tick(
+            SpeechEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
+        )
+        assert isinstance(actions[-1], Transcribe)
+        return self.engine.handle(TranscriptReady(utterance, text))
+
+    def stream(self, turn: int, deltas: list[str], done: bool = True) -> list[EngineAction]:
+        actions: list[EngineAction] = []
+        for delta in deltas:
+            actions += self.engine.handle(LlmText(turn, delta))
+        if done:
+            actions += self.engine.handle(LlmDone(turn))
+        return actions
+
+    def synthesize(self, actions: list[EngineAction]) -> list[EngineAction]:
+        played: list[EngineAction] = []
+        for action in actions:
+            if isinstance(action, Synthesize):
+                words = action.text.split()
+                timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
+                audio = AudioBlock(np.zeros(len(words) * WORD, np.float32), ENGINE_RATE)
+                played += self.engine.handle(
+                    SynthesisReady(action.turn, action.chunk, Synthesis(audio, timings))
+                )
+        self.queued += sum(a.audio.frames for a in played if isinstance(a, Play))
+        return played
+
+    def play(self, turn: int, samples: int) -> list[EngineAction]:
+        self.played = min(self.queued, self.played + samples)
+        return self.engine.handle(PlaybackProgress(turn, self.played, self.clock))
+
+
+def ask(room: Room) -> SendRequest:
+    actions = room.say(QUESTION, 1)
+    assert isinstance(actions[0], SendRequest)
+    return actions[0]
+
+
+def test_a_plain_turn_goes_listening_thinking_speaking_listening() -> None:
+    room = Room()
+    assert room.engine.phase is Phase.LISTENING
+    request = ask(room).request
+    assert request.items == (UserText(QUESTION),)
+    assert room.engine.phase is Phase.THINKING
+
+    room.synthesize(room.stream(1, REPLY))
+    assert room.engine.phase is Phase.SPEAKING
+    room.play(1, len(REPLY) * WORD)
+
+    assert room.engine.phase is Phase.LISTENING
+    assert room.engine.conversation.history[-1] == AssistantText(" ".join(w.strip() for w in REPLY))
+    assert room.engine.turns[0].spoken == "Tomorrow starts dry, then rain moves in from the west."
+
+
+def test_speech_over_the_reply_pauses_at_once_then_cancels_keeping_what_was_heard() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 3 * WORD + WORD // 2)
+
+    onset = room.tick(SpeechStarted(room.clock))
+    assert onset == [PausePlayback(1)]
+    assert room.vad.assistant_speaking[-1] is True  # the onset was judged with barge-in settings
+    room.play(1, 0)
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
+
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items == (
+        UserText(QUESTION),
+        AssistantText("Tomorrow starts dry,", interrupted=True),
+        UserText("Sorry, I meant on Sunday."),
+    )
+    record = room.engine.turns[0]
+    assert record.interrupted
+    assert record.spoken == "Tomorrow starts dry,"
+    assert record.barge_in is not None
+
+
+def test_a_cough_over_the_reply_resumes_it() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, WORD)
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+
+    actions = room.engine.handle(TranscriptReady(2, "[coughing]"))
+
+    assert actions == [ResumePlayback(1)]
+    assert room.engine.phase is Phase.SPEAKING
+    room.play(1, len(REPLY) * WORD)
+    assert not room.engine.turns[0].interrupted
+    assert room.engine.turns[0].false_barge_ins == 1
+    assert room.engine.phase is Phase.LISTENING
+
+
+def test_the_assistants_own_echo_does_not_interrupt_it() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 4 * WORD)
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+
+    actions = room.engine.handle(TranscriptReady(2, "then rain moves"))
+
+    assert actions == [ResumePlayback(1)]
+
+
+def test_speaking_while_the_model_thinks_merges_the_inputs() -> None:
+    room = Room()
+    ask(room)
+    room.stream(1, [], done=False)  # no delta yet
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+
+    actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
+
+    assert actions[0] == CancelTurn(1)
+    request = next(a for a in actions if isinstance(a, SendRequest)).request
+    assert request.items == (UserText("What will the weather be like tomorrow? Sorry, I meant on Sunday."),)
+    assert room.engine.turns[0].audio_start is None
+    assert room.engine.turns[0].spoken == ""
+
+
+def test_output_of_a_cancelled_turn_is_dropped() -> None:
+    room = Room()
+    ask(room)
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.engine.handle(TranscriptReady(2, "Never mind."))
+
+    assert room.stream(1, ["Late", " words."]) == []
+    assert room.engine.active_turn == 2
+
+
+def test_tools_run_after_the_reply_played_then_the_model_sees_their_results() -> None:
+    room = Room()
+    ask(room)
+    call = ToolCall("c1", "forecast", {"day": "sunday"})
+    actions = room.stream(1, ["Let", " me", " check."], done=False)
+    actions += room.engine.handle(LlmToolCall(1, call))
+    actions += room.engine.handle(LlmDone(1))
+    room.synthesize(actions)
+
+    assert room.play(1, WORD) == []  # tools wait until the words are heard
+    assert room.play(1, 2 * WORD) == [RunTool(1, call)]
+    follow_up = room.engine.handle(ToolDone(1, ToolResult("c1", "Dry, fourteen degrees.")))
+
+    assert isinstance(follow_up[0], SendRequest)
+    assert follow_up[0].request.turn == 2
+    assert follow_up[0].request.items[-2:] == (call, ToolResult("c1", "Dry, fourteen degrees."))
+
+
+def test_interrupting_a_reply_with_a_tool_call_fails_the_call() -> None:
+    room = Room()
+    ask(room)
+    call = ToolCall("c1", "forecast", {})
+    actions = room.stream(1, ["Let", " me", " check."], done=False)
+    room.engine.handle(LlmToolCall(1, call))
+    room.synthesize(actions + room.engine.handle(LlmDone(1)))
+    room.play(1, 2 * WORD)
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+
+    actions = room.engine.handle(TranscriptReady(2, "No, the weekend."))
+
+    request = next(a for a in actions if isinstance(a, SendRequest)).request
+    assert request.items[1:] == (
+        AssistantText("Let me", interrupted=True),
+        call,
+        ToolResult("c1", NOT_RUN_INTERRUPTED, failed=True),
+        UserText("No, the weekend."),
+    )
+
+
+def test_a_retriable_failure_before_anything_was_heard_is_retried() -> None:
+    room = Room()
+    ask(room)
+    error = LLMError(ErrorCode.UNAVAILABLE, Dispatch.UNKNOWN, "HTTP 503", retriable=True)
+
+    actions = room.engine.handle(LlmFailed(1, error))
+
+    assert actions[0] == StopPlayback(1)
+    assert isinstance(actions[1], SendRequest)
+    assert actions[1].request.turn == 1
+    assert actions[1].delay_s > 0
+
+
+def test_a_failure_after_words_were_heard_is_told_not_retried() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY[:4], done=False))
+    room.play(1, 2 * WORD)
+    error = LLMError(ErrorCode.TRANSPORT, Dispatch.ACCEPTED, "connection reset", retriable=True)
+
+    actions = room.engine.handle(LlmFailed(1, error))
+
+    assert isinstance(actions[-1], SpeakNotice)
+    assert room.engine.conversation.history[-1] == AssistantText("Tomorrow starts", interrupted=True)
+    assert room.engine.phase is Phase.LISTENING
+
+
+def test_an_event_the_phase_does_not_expect_names_both() -> None:
+    room = Room()
+
+    with pytest.raises(ProtocolError, match="TranscriptReady is not expected while listening"):
+        room.engine.handle(TranscriptReady(1, "hello"))

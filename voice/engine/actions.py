@@ -1,0 +1,96 @@
+"""What the engine asks drivers to do; each is carried out outside the engine and may report back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from voice.audio.block import AudioBlock
+from voice.conversation.continuation import Request
+from voice.conversation.items import ToolCall
+
+
+@dataclass(frozen=True)
+class Transcribe:
+    """Run ASR on one utterance; answer with TranscriptReady in utterance order."""
+
+    utterance: int
+    audio: AudioBlock
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """Stream this request from the LLM after ``delay_s`` (non-zero only for a retry)."""
+
+    request: Request
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class CancelTurn:
+    """Final: stop the LLM stream and drop pending synthesis and tools of this turn."""
+
+    turn: int
+
+
+@dataclass(frozen=True)
+class Synthesize:
+    """Speak chunk ``chunk`` (numbered from 0 per turn); answer with SynthesisReady in chunk order."""
+
+    turn: int
+    chunk: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Play:
+    """Queue this audio after the turn's audio queued before it."""
+
+    turn: int
+    audio: AudioBlock
+
+
+@dataclass(frozen=True)
+class PausePlayback:
+    """Silence within one block, keeping the queued audio; report progress right after."""
+
+    turn: int
+
+
+@dataclass(frozen=True)
+class ResumePlayback:
+    turn: int
+
+
+@dataclass(frozen=True)
+class StopPlayback:
+    """Silence within one block (with a short fade) and drop the turn's queued audio."""
+
+    turn: int
+
+
+@dataclass(frozen=True)
+class RunTool:
+    turn: int
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class SpeakNotice:
+    """Say a short message outside the conversation (an LLM failure the user should know about)."""
+
+    text: str
+
+
+EngineAction: TypeAlias = (
+    Transcribe
+    | SendRequest
+    | CancelTurn
+    | Synthesize
+    | Play
+    | PausePlayback
+    | ResumePlayback
+    | StopPlayback
+    | RunTool
+    | SpeakNotice
+)

@@ -1,0 +1,34 @@
+"""What the engine measured about each turn and utterance, on the sample clock (the report's source)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from voice.conversation.items import Item
+
+
+@dataclass
+class TurnRecord:
+    """One LLM request and what became of it; sample positions are on the engine clock."""
+
+    turn: int
+    request: tuple[Item, ...]
+    reply: str = ""
+    spoken: str = ""
+    interrupted: bool = False
+    audio_start: int | None = None
+    audio_end: int | None = None
+    barge_in: int | None = None
+    tool_calls: list[str] = field(default_factory=list)
+    false_barge_ins: int = 0
+    error: str | None = None
+
+
+@dataclass
+class SpeechRecord:
+    """One user utterance as the VAD cut it, with its transcript once known."""
+
+    start: int
+    end: int
+    transcript: str | None = None
+    during_turn: int | None = None
