@@ -57,6 +57,11 @@ class Exchange:
         self._server.requests.append(request)
         return request
 
+    @property
+    def server_requests(self) -> list[ReceivedRequest]:
+        """Every request the server has read so far, this one included."""
+        return self._server.requests
+
     def send(self, data: bytes) -> None:
         self._conn.sendall(data)
 
