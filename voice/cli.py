@@ -10,7 +10,15 @@ from collections.abc import Callable, Sequence
 from voice.errors import VoiceError
 
 # Each module defines ``register(subparsers)`` adding its subcommands with ``set_defaults(run=...)``.
-COMMAND_MODULES = ("voice.conversation.commands",)
+COMMAND_MODULES = (
+    "voice.conversation.commands",
+    "voice.audio.commands",
+    "voice.asr.commands",
+    "voice.tts.commands",
+    "voice.llm.commands",
+    "voice.sim.commands",
+    "voice.sim.demo_command",
+)
 
 
 Runner = Callable[[argparse.Namespace], int]

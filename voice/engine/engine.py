@@ -186,7 +186,7 @@ class Engine:
         turn = self._turn
         genuine = is_meaningful(event.text)
         if genuine and turn is not None and self._echo_guard and turn.record.barge_in is not None:
-            genuine = not sounds_like_echo(event.text, turn.ledger.text)
+            genuine = not sounds_like_echo(event.text, self._recently_played(turn))
         if not genuine:
             if turn is not None:
                 return self._resume(turn)
@@ -196,6 +196,13 @@ class Engine:
             return []
         actions: list[EngineAction] = self._cancel(turn) if turn is not None else []
         return actions + self._submit(event.text)
+
+    @staticmethod
+    def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> str:
+        """The words around the pause: what an echo of the assistant's own voice would repeat."""
+        words = [word.text for word in turn.ledger.words()]
+        heard = turn.ledger.heard_word_count(turn.played)
+        return " ".join(words[max(0, heard - before) : heard + after])
 
     # -- turns ------------------------------------------------------------------------------------
 

@@ -18,10 +18,22 @@ def is_meaningful(text: str) -> bool:
     return bool(spoken_words(text))
 
 
-def sounds_like_echo(transcript: str, reply: str, threshold: float = 0.6) -> bool:
-    """True if most words heard are the assistant's own: its voice leaking back through the mic."""
+def sounds_like_echo(transcript: str, recently_played: str, threshold: float = 0.8) -> bool:
+    """True if the words heard are, in order, the words the assistant just played: its own voice.
+
+    A user who cuts in may well reuse a word or two of the reply; echo repeats a run of it.
+    """
     heard = spoken_words(transcript)
     if not heard:
         return False
-    own = set(spoken_words(reply))
-    return sum(word in own for word in heard) / len(heard) >= threshold
+    return _common_subsequence(heard, spoken_words(recently_played)) / len(heard) >= threshold
+
+
+def _common_subsequence(a: list[str], b: list[str]) -> int:
+    """Length of the longest common subsequence of two word lists."""
+    row = [0] * (len(b) + 1)
+    for word in a:
+        diagonal = 0
+        for j, other in enumerate(b, start=1):
+            diagonal, row[j] = row[j], diagonal + 1 if word == other else max(row[j], row[j - 1])
+    return row[-1]

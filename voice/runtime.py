@@ -1,0 +1,219 @@
+"""What every driver shares: carrying out the engine's actions and reporting playback back to it.
+
+A driver owns the clock (a virtual room or real devices); this runner owns everything between the
+engine and the heavy components: ASR and TTS in worker threads (or inline, for deterministic runs),
+the LLM, tools, the playback buffer, and the session log.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from voice.asr.port import Transcriber
+from voice.audio.playback import PlaybackBuffer
+from voice.cancel import CancelToken
+from voice.conversation.continuation import Request
+from voice.conversation.items import ToolCall, ToolResult
+from voice.conversation.session_log import SessionLog
+from voice.engine.actions import (
+    CancelTurn,
+    EngineAction,
+    PausePlayback,
+    Play,
+    ResumePlayback,
+    RunTool,
+    SendRequest,
+    SpeakNotice,
+    StopPlayback,
+    Synthesize,
+    Transcribe,
+)
+from voice.engine.engine import Engine
+from voice.engine.events import EngineEvent, PlaybackProgress, SynthesisReady, ToolDone, TranscriptReady
+from voice.engine.llm_bridge import stream_turn
+from voice.llm.port import ChatModel, ChatSettings
+from voice.tts.port import Synthesizer
+
+
+class Work:
+    """Runs heavy work inline (deterministic) or on one worker thread per kind (real time).
+
+    Results come back through ``inbox`` in the order each kind produced them.
+    """
+
+    def __init__(self, threaded: bool) -> None:
+        self.threaded = threaded
+        self.inbox: queue.SimpleQueue[EngineEvent] = queue.SimpleQueue()
+        self._pools: dict[str, ThreadPoolExecutor] = {}
+
+    def run(self, kind: str, produce: Callable[[], Iterable[EngineEvent]]) -> None:
+        if not self.threaded:
+            self._deliver(produce)
+            return
+        pool = self._pools.setdefault(kind, ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}"))
+        pool.submit(self._deliver, produce)
+
+    def _deliver(self, produce: Callable[[], Iterable[EngineEvent]]) -> None:
+        for event in produce():
+            self.inbox.put(event)
+
+    def drain(self) -> Iterator[EngineEvent]:
+        while True:
+            try:
+                yield self.inbox.get_nowait()
+            except queue.Empty:
+                return
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Thinker(Protocol):
+    """Where replies come from: a real chat model, or a scenario's script."""
+
+    def send(self, request: Request, delay_s: float) -> None: ...
+
+    def cancel(self, turn: int) -> None: ...
+
+    def run_tool(self, call: ToolCall) -> ToolResult: ...
+
+
+class ChatModelThinker:
+    """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn."""
+
+    def __init__(
+        self, model: ChatModel, settings: ChatSettings, work: Work, tools: ToolBox | None = None
+    ) -> None:
+        self._model = model
+        self._settings = settings
+        self._work = work
+        self._tools = tools or ToolBox()
+        self._tokens: dict[int, CancelToken] = {}
+
+    def send(self, request: Request, delay_s: float) -> None:
+        token = CancelToken()
+        self._tokens[request.turn] = token
+
+        def produce() -> Iterator[EngineEvent]:
+            if delay_s and self._work.threaded and token.wait(delay_s):
+                return iter(())  # cancelled while waiting to retry
+            return stream_turn(self._model, request, token, self._settings)
+
+        self._work.run("llm", produce)
+
+    def cancel(self, turn: int) -> None:
+        token = self._tokens.pop(turn, None)
+        if token is not None:
+            token.cancel("the user interrupted")
+
+    def cancel_all(self) -> None:
+        for turn in list(self._tokens):
+            self.cancel(turn)
+
+    def run_tool(self, call: ToolCall) -> ToolResult:
+        return self._tools.run(call)
+
+
+@dataclass
+class ToolBox:
+    """Tools the assistant may run, by name; each takes the call's arguments and returns text."""
+
+    tools: dict[str, Callable[[dict[str, object]], str]] = field(default_factory=dict)
+
+    def run(self, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
+        try:
+            return ToolResult(call.id, tool(call.arguments))
+        except Exception as exc:  # a tool's own bug must not end the conversation
+            return ToolResult(call.id, f"Failed: {exc}", failed=True)
+
+
+class ActionRunner:
+    """Feeds events to the engine and carries out the actions it returns, until nothing is left to do."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        transcriber: Transcriber,
+        synthesizer: Synthesizer,
+        thinker: Thinker,
+        work: Work,
+        buffer: PlaybackBuffer,
+        session_log: SessionLog | None = None,
+    ) -> None:
+        self.engine = engine
+        self.buffer = buffer
+        self.notices: list[str] = []
+        self._transcriber = transcriber
+        self._synthesizer = synthesizer
+        self._thinker = thinker
+        self._work = work
+        self._log = session_log
+        self._turn_base: dict[int, int] = {}
+        self._turn_enqueued: dict[int, int] = {}
+
+    def feed(self, event: EngineEvent) -> None:
+        """Handle one event and, when running inline, everything it sets off."""
+        pending = [event]
+        while pending:
+            actions = self.engine.handle(pending.pop(0))
+            if self._log is not None:
+                self._log.append_all(self.engine.conversation.take_events())
+            for action in actions:
+                self._carry_out(action)
+            if not self._work.threaded:
+                pending.extend(self._work.drain())
+
+    def feed_finished_work(self) -> None:
+        for event in self._work.drain():
+            self.feed(event)
+
+    def played_of_turn(self, audio_played_to: int) -> tuple[int, int] | None:
+        """(turn, samples of its audio played) for the turn in flight, given the buffer's enqueue index."""
+        turn = self.engine.active_turn
+        if turn is None or turn not in self._turn_base:
+            return None
+        return turn, max(0, min(audio_played_to - self._turn_base[turn], self._turn_enqueued[turn]))
+
+    def report_progress(self, audio_played_to: int, clock: int) -> None:
+        progress = self.played_of_turn(audio_played_to)
+        if progress is not None:
+            self.feed(PlaybackProgress(progress[0], progress[1], clock))
+
+    def _carry_out(self, action: EngineAction) -> None:
+        match action:
+            case Transcribe(utterance=utterance, audio=audio):
+                transcriber = self._transcriber
+                self._work.run(
+                    "asr", lambda: [TranscriptReady(utterance, transcriber.transcribe(audio).text)]
+                )
+            case SendRequest(request=request, delay_s=delay_s):
+                self._thinker.send(request, delay_s)
+            case CancelTurn(turn=turn):
+                self._thinker.cancel(turn)
+            case Synthesize(turn=turn, chunk=chunk, text=text):
+                synthesizer = self._synthesizer
+                self._work.run("tts", lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))])
+            case Play(turn=turn, audio=audio):
+                index = self.buffer.enqueue(audio.samples)
+                self._turn_base.setdefault(turn, index)
+                self._turn_enqueued[turn] = self._turn_enqueued.get(turn, 0) + audio.frames
+            case PausePlayback():
+                self.buffer.pause()
+            case ResumePlayback():
+                self.buffer.resume()
+            case StopPlayback():
+                self.buffer.stop()
+            case RunTool(turn=turn, call=call):
+                thinker = self._thinker
+                self._work.run("tools", lambda: [ToolDone(turn, thinker.run_tool(call))])
+            case SpeakNotice(text=text):
+                self.notices.append(text)
+                self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)

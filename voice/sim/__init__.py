@@ -1,0 +1,1 @@
+"""The virtual room: a scripted conversation through the real pipeline, from WAV fixtures to a report."""

@@ -1,0 +1,97 @@
+"""`voice simulate SCENARIO.json --out DIR`: a scripted conversation through the real pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.wav import write_wav
+from voice.components import load_synthesizer, load_transcriber, make_echo_canceller, make_engine
+from voice.conversation.session_log import SessionLog
+from voice.errors import ConfigError
+from voice.llm.config import LlmConfig, resolve_llm_config
+from voice.llm.embedded import open_chat_model
+from voice.llm.port import ChatModel, ChatSettings
+from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
+from voice.sim.report import build_report
+from voice.sim.scenario import RealLlm, Scenario, load_scenario
+
+OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl")
+
+
+def register(subparsers: Any) -> None:
+    simulate = subparsers.add_parser("simulate", help="run a scenario in the virtual room and write a report")
+    simulate.add_argument("scenario", type=Path, help="a scenario .json (design §4)")
+    simulate.add_argument(
+        "--out", type=Path, required=True, help="folder for report.json, mic.wav, speaker.wav"
+    )
+    simulate.add_argument(
+        "--realtime", action="store_true", help="pace by the wall clock; latencies are real"
+    )
+    simulate.add_argument(
+        "--force", action="store_true", help="replace the outputs of an earlier run in --out"
+    )
+    simulate.set_defaults(run=_simulate)
+
+
+def prepare_out_dir(out: Path, force: bool) -> None:
+    """Create ``out``; an earlier run's files are only replaced when asked, so nothing recorded is lost."""
+    existing = [name for name in OUTPUTS if (out / name).exists()]
+    if existing and not force:
+        raise ConfigError(f"{out} already holds {', '.join(existing)}; pass --force to replace them")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in existing:
+            (out / name).unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write to {out}: {exc.strerror}") from exc
+
+
+def real_llm_config(llm: RealLlm) -> LlmConfig:
+    return resolve_llm_config(llm.url, llm.model, None, os.environ if llm.url is None else {})
+
+
+def run_scenario(
+    scenario: Scenario, out: Path, *, realtime: bool = False, llm_config: LlmConfig | None = None
+) -> dict[str, Any]:
+    """Run ``scenario`` with the real components and write the four outputs into ``out``."""
+    with contextlib.ExitStack() as stack:
+        chat_model: ChatModel | None = None
+        settings = ChatSettings()
+        if isinstance(scenario.llm, RealLlm):
+            config = llm_config or real_llm_config(scenario.llm)
+            chat_model = stack.enter_context(open_chat_model(config))
+            settings = ChatSettings(temperature=0.0, max_tokens=scenario.llm.max_tokens)
+        # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
+        echo_canceller = make_echo_canceller() if scenario.room.echo_gain_db is not None else None
+        pipeline = Pipeline(
+            load_transcriber(), load_synthesizer(), make_engine, echo_canceller, chat_model, settings
+        )
+        log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
+        result = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log).run()
+    return write_outputs(result, out)
+
+
+def write_outputs(result: SimulationResult, out: Path) -> dict[str, Any]:
+    report = build_report(result)
+    (out / "report.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    write_wav(out / "mic.wav", AudioBlock(result.mic, ENGINE_RATE))
+    write_wav(out / "speaker.wav", AudioBlock(result.speaker, ENGINE_RATE))
+    return report
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    prepare_out_dir(args.out, args.force)
+    report = run_scenario(scenario, args.out, realtime=args.realtime)
+    turns = report["turns"]
+    cut = sum(1 for turn in turns if turn["interrupted"])
+    print(f"{len(turns)} requests, {cut} interrupted; report in {args.out / 'report.json'}")
+    return 0

@@ -1,0 +1,178 @@
+"""The simulation driver: runs the engine in the virtual room, block by block on one sample clock.
+
+Deterministic by default: each action is carried out to completion before the next block, so a run
+gives the same report and byte-identical WAVs every time. With ``realtime``, blocks are paced by the
+wall clock and ASR, TTS and the LLM run in worker threads, so their latencies are real.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from voice.asr.port import Transcriber
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.echo import EchoCanceller
+from voice.audio.playback import PlaybackBuffer
+from voice.audio.wav import read_wav
+from voice.conversation.session_log import SessionLog
+from voice.engine.engine import Engine
+from voice.engine.events import MicAudio
+from voice.llm.port import ChatModel, ChatSettings
+from voice.runtime import ActionRunner, ChatModelThinker, Work
+from voice.sim.room import MicTrack, echo_of
+from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
+from voice.sim.scripted_llm import ScriptedThinker
+from voice.tts.port import Synthesizer
+
+BLOCK = ENGINE_RATE // 50  # 20 ms: one VAD frame per block
+
+
+@dataclass
+class Pipeline:
+    """The real components the room drives; ``chat_model`` serves scenarios with a real LLM."""
+
+    transcriber: Transcriber
+    synthesizer: Synthesizer
+    make_engine: Callable[[], Engine]
+    echo_canceller: EchoCanceller | None = None
+    chat_model: ChatModel | None = None
+    chat_settings: ChatSettings = field(default_factory=ChatSettings)
+
+
+@dataclass(frozen=True)
+class CuePlacement:
+    cue: int
+    wav: str
+    at: int | None
+    reason: str = ""
+
+
+@dataclass
+class SimulationResult:
+    engine: Engine
+    mic: Samples
+    speaker: Samples
+    cues: list[CuePlacement]
+    notices: list[str] = field(default_factory=list)
+
+
+class RoomSimulation:
+    """One scenario, one run: mic and speaker tracks, the engine's records and the session log."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        pipeline: Pipeline,
+        *,
+        realtime: bool = False,
+        session_log: SessionLog | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self._work = Work(threaded=realtime)
+        self._frames = round(scenario.end_s * ENGINE_RATE)
+        self._mic = MicTrack(self._frames)
+        self._speaker: Samples = np.zeros(self._frames, dtype=np.float32)
+        self._echo_canceller = pipeline.echo_canceller
+        self._clock = 0
+        self._script: ScriptedThinker | None = None
+        self._model: ChatModelThinker | None = None
+        if isinstance(scenario.llm, ScriptedLlm):
+            self._script = ScriptedThinker(scenario.llm, ENGINE_RATE)
+            thinker: ScriptedThinker | ChatModelThinker = self._script
+        elif pipeline.chat_model is not None:
+            self._model = ChatModelThinker(pipeline.chat_model, pipeline.chat_settings, self._work)
+            thinker = self._model
+        else:
+            raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
+        self._runner = ActionRunner(
+            pipeline.make_engine(),
+            pipeline.transcriber,
+            pipeline.synthesizer,
+            thinker,
+            self._work,
+            PlaybackBuffer(ENGINE_RATE),
+            session_log,
+        )
+        self._turn_playing: int | None = None
+        self._replies_started = 0
+        self._cues: list[CuePlacement | None] = [None] * len(scenario.user)
+        self._prepare_room()
+
+    # -- the room ---------------------------------------------------------------------------------
+
+    def _prepare_room(self) -> None:
+        noise = self.scenario.room.noise
+        if noise is not None:
+            self._mic.loop(read_wav(noise.wav).samples, noise.gain_db)
+        for index, cue in enumerate(self.scenario.user):
+            if cue.at_s is not None:
+                self._place(index, cue, round(cue.at_s * ENGINE_RATE))
+
+    def _place(self, index: int, cue: UserCue, at: int) -> None:
+        self._mic.place(read_wav(cue.wav).samples, at)
+        self._cues[index] = CuePlacement(index + 1, cue.wav.name, at)
+
+    def _note_reply_start(self, turn: int, played: int) -> None:
+        """Reply k "starts playing" at its first played sample: cues waiting on it are placed."""
+        if played == 0 or self._turn_playing == turn:
+            return
+        self._turn_playing = turn
+        self._replies_started += 1
+        for index, cue in enumerate(self.scenario.user):
+            if cue.during_reply == self._replies_started:
+                self._place(index, cue, self._clock + round(cue.after_ms * ENGINE_RATE / 1000))
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def run(self) -> SimulationResult:
+        started = time.monotonic()
+        try:
+            for clock in range(0, self._frames - BLOCK + 1, BLOCK):
+                self._clock = clock
+                if self._work.threaded:
+                    time.sleep(max(0.0, started + clock / ENGINE_RATE - time.monotonic()))
+                self._tick()
+        finally:
+            if self._model is not None:
+                self._model.cancel_all()
+            self._work.close()
+        cues = [
+            placed
+            or CuePlacement(i + 1, cue.wav.name, None, f"reply {cue.during_reply} never started playing")
+            for i, (placed, cue) in enumerate(zip(self._cues, self.scenario.user, strict=True))
+        ]
+        return SimulationResult(
+            self._runner.engine, self._mic.samples, self._speaker, cues, self._runner.notices
+        )
+
+    def _tick(self) -> None:
+        t = self._clock
+        if self._script is not None:
+            self._script.now = t + BLOCK  # requests sent during this block start their delays from its end
+            for event in self._script.due(t):
+                self._runner.feed(event)
+        self._runner.feed_finished_work()
+        buffer = self._runner.buffer
+        played_before = buffer.audio_played_to
+        self._speaker[t : t + BLOCK] = buffer.pull(BLOCK)
+        progress = self._runner.played_of_turn(buffer.audio_played_to)
+        if progress is not None:
+            self._note_reply_start(*progress)
+            # the turn's audio fills this block from its start, so its last played sample is here
+            self._runner.report_progress(buffer.audio_played_to, t + buffer.audio_played_to - played_before)
+        mic = self._mic.block(t, BLOCK)
+        echo = self.scenario.room.echo_gain_db
+        if echo is not None:
+            delay = round(self.scenario.room.echo_delay_ms * ENGINE_RATE / 1000)
+            mic = np.clip(mic + echo_of(self._speaker, t, BLOCK, delay, echo), -1.0, 1.0)
+        self._mic.samples[t : t + BLOCK] = mic
+        block = AudioBlock(mic.astype(np.float32), ENGINE_RATE, t)
+        if self._echo_canceller is not None:
+            block = self._echo_canceller.process(
+                block, AudioBlock(self._speaker[t : t + BLOCK], ENGINE_RATE, t)
+            )
+        self._runner.feed(MicAudio(block))

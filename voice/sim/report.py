@@ -1,0 +1,54 @@
+"""report.json (design §4): every LLM request, what was generated and heard, and the measured times."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from voice.audio.block import ENGINE_RATE
+from voice.conversation.items import item_to_json
+from voice.engine.records import SpeechRecord, TurnRecord
+from voice.sim.driver import SimulationResult
+
+REPORT_VERSION = 1
+
+
+def seconds(sample: int | None) -> float | None:
+    return None if sample is None else round(sample / ENGINE_RATE, 3)
+
+
+def turn_json(record: TurnRecord) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "request": [item_to_json(item) for item in record.request],
+        "reply": record.reply,
+        "spoken": record.spoken,
+        "interrupted": record.interrupted,
+        "audio_start_s": seconds(record.audio_start),
+        "audio_end_s": seconds(record.audio_end),
+        "barge_in_s": seconds(record.barge_in),
+    }
+    if record.tool_calls:
+        data["tool_calls"] = record.tool_calls
+    if record.false_barge_ins:
+        data["false_barge_ins"] = record.false_barge_ins
+    if record.error:
+        data["error"] = record.error
+    return data
+
+
+def speech_json(record: SpeechRecord) -> dict[str, Any]:
+    return {"start_s": seconds(record.start), "end_s": seconds(record.end), "transcript": record.transcript}
+
+
+def build_report(result: SimulationResult) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "version": REPORT_VERSION,
+        "turns": [turn_json(record) for record in result.engine.turns],
+        "user_speech": [speech_json(record) for record in result.engine.speech],
+        "user_audio": [
+            {"cue": c.cue, "wav": c.wav, "at_s": seconds(c.at)} | ({"skipped": c.reason} if c.reason else {})
+            for c in result.cues
+        ],
+    }
+    if result.notices:
+        report["notices"] = result.notices
+    return report

@@ -1,0 +1,169 @@
+"""Scenario files (design §4): who says what and when, what the LLM answers, what the room adds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voice.errors import ConfigError
+
+SCENARIO_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ScriptedToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    text: str
+    tool_calls: tuple[ScriptedToolCall, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScriptedLlm:
+    """Replies, one per request in order, streamed word by word after virtual-time delays."""
+
+    replies: tuple[ScriptedReply, ...]
+    tools: dict[str, str] = field(default_factory=dict)
+    first_delta_ms: float = 300.0
+    delta_ms: float = 40.0
+
+
+@dataclass(frozen=True)
+class RealLlm:
+    """A real model: an OpenAI-compatible URL, or the embedded llama.cpp server when ``url`` is None."""
+
+    url: str | None = None
+    model: str | None = None
+    max_tokens: int = 60
+
+
+@dataclass(frozen=True)
+class Noise:
+    wav: Path
+    gain_db: float
+
+
+@dataclass(frozen=True)
+class Room:
+    echo_gain_db: float | None = None
+    echo_delay_ms: float = 40.0
+    noise: Noise | None = None
+
+
+@dataclass(frozen=True)
+class UserCue:
+    """User audio placed at ``at_s``, or ``after_ms`` after reply ``during_reply`` began playing."""
+
+    wav: Path
+    at_s: float | None = None
+    during_reply: int | None = None
+    after_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    path: Path
+    llm: ScriptedLlm | RealLlm
+    user: tuple[UserCue, ...]
+    end_s: float
+    room: Room = Room()
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario file; any problem is one ConfigError line naming the file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read scenario {path}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ConfigError(f"scenario {path} is not valid JSON: {exc}") from exc
+    try:
+        return _parse(path, data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"scenario {path}: {_describe(exc)}") from exc
+
+
+def _describe(exc: Exception) -> str:
+    return f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+
+
+def _parse(path: Path, data: Any) -> Scenario:
+    if not isinstance(data, dict):
+        raise TypeError("the top level must be an object")
+    if data.get("version") != SCENARIO_VERSION:
+        raise ValueError(f"version must be {SCENARIO_VERSION}, got {data.get('version')!r}")
+    base = path.parent
+    end_s = float(data["end_s"])
+    if end_s <= 0:
+        raise ValueError("end_s must be positive")
+    user = tuple(_cue(base, i, cue) for i, cue in enumerate(data["user"], start=1))
+    return Scenario(path, _llm(base, data["llm"]), user, end_s, _room(base, data.get("room")))
+
+
+def _wav(base: Path, name: Any) -> Path:
+    if not isinstance(name, str):
+        raise TypeError("a wav must be a path string")
+    wav = (base / name).resolve()
+    if not wav.is_file():
+        raise ValueError(f"no such wav file {name!r} (looked at {wav})")
+    return wav
+
+
+def _llm(base: Path, data: Any) -> ScriptedLlm | RealLlm:
+    if not isinstance(data, dict):
+        raise TypeError("llm must be an object")
+    if "replies" in data:
+        replies = tuple(_reply(r) for r in data["replies"])
+        tools = {str(k): str(v) for k, v in data.get("tools", {}).items()}
+        return ScriptedLlm(
+            replies, tools, float(data.get("first_delta_ms", 300)), float(data.get("delta_ms", 40))
+        )
+    if data.get("embedded") is True or "url" in data:
+        return RealLlm(data.get("url"), data.get("model"), int(data.get("max_tokens", 60)))
+    raise ValueError('llm needs "replies", "url" or "embedded": true')
+
+
+def _reply(data: Any) -> ScriptedReply:
+    if isinstance(data, str):
+        return ScriptedReply(data)
+    if not isinstance(data, dict):
+        raise TypeError("a reply must be a string or an object with text and tool_calls")
+    calls = tuple(
+        ScriptedToolCall(str(call["name"]), dict(call.get("arguments", {})))
+        for call in data.get("tool_calls", [])
+    )
+    return ScriptedReply(str(data.get("text", "")), calls)
+
+
+def _room(base: Path, data: Any) -> Room:
+    if data is None:
+        return Room()
+    if not isinstance(data, dict):
+        raise TypeError("room must be an object")
+    noise = data.get("noise")
+    return Room(
+        None if data.get("echo_gain_db") is None else float(data["echo_gain_db"]),
+        float(data.get("echo_delay_ms", 40)),
+        None if noise is None else Noise(_wav(base, noise["wav"]), float(noise.get("gain_db", -30))),
+    )
+
+
+def _cue(base: Path, index: int, data: Any) -> UserCue:
+    if not isinstance(data, dict):
+        raise TypeError(f"user entry {index} must be an object")
+    wav = _wav(base, data["wav"])
+    if "at_s" in data:
+        return UserCue(wav, at_s=float(data["at_s"]))
+    if "during_reply" in data:
+        reply = int(data["during_reply"])
+        if reply < 1:
+            raise ValueError(f"user entry {index}: during_reply counts from 1")
+        return UserCue(wav, during_reply=reply, after_ms=float(data.get("after_ms", 0)))
+    raise ValueError(f"user entry {index} needs at_s or during_reply")
