@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from voice.tts.estimate import estimate_spans, spoken_weight
@@ -21,6 +23,14 @@ def test_spans_cover_the_sounding_part_only_and_follow_each_other() -> None:
     assert spans[0][0] == 1600
     assert spans[-1][1] == 1600 + 16000
     assert [end for _, end in spans[:-1]] == [start for start, _ in spans[1:]]
+
+
+def test_the_voice_pauses_at_punctuation_between_words() -> None:
+    spans = estimate_spans(["Tomorrow", "starts", "dry,", "then", "rain."], padded_tone(0, 32000))
+
+    gaps = [start - end for (_, end), (start, _) in itertools.pairwise(spans)]
+    assert gaps[0] == gaps[1] == gaps[3] == 0
+    assert gaps[2] > 0
 
 
 def test_longer_words_get_longer_spans() -> None:

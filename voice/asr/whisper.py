@@ -67,7 +67,12 @@ class WhisperTranscriber:
             )
         # CTranslate2, tokenizers and huggingface_hub raise errors with no common base for a bad model.
         except Exception as exc:
-            raise ModelError(f"cannot load whisper model {model}: {exc}") from exc
+            reason = (
+                exc
+                if Path(model).is_dir()
+                else "no such model directory, nor a model name in the local cache"
+            )
+            raise ModelError(f"cannot load whisper model {model}: {reason}") from exc
         self.transcribe(AudioBlock(np.zeros(int(_WARM_UP_S * ENGINE_RATE), dtype=np.float32), ENGINE_RATE))
 
     def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:

@@ -2,18 +2,18 @@
 
 The sounding part of the audio (leading and trailing silence trimmed) is shared out among the words in
 proportion to a rough spoken length: vowel groups for letters, more for digits and symbols that expand
-into words ("$3.50").
+into words ("$3.50"), with gaps where punctuation makes the voice pause.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 
 import numpy as np
 
 from voice.audio.block import Samples
+from voice.tts.chunker import ends_clause, ends_sentence
 
 # Samples quieter than this fraction of the peak (-40 dB) count as silence when trimming.
 _SILENCE = 0.01
@@ -21,6 +21,9 @@ _VOWEL_GROUP = re.compile(r"[aeiouy]+", re.IGNORECASE)
 # Digits and these symbols are spoken as words of their own, roughly this many syllables each.
 _DIGIT_WEIGHT = 1.5
 _SYMBOL_WEIGHT = {"$": 2.0, "%": 2.0, "&": 1.0, "@": 1.0, "+": 1.0, "€": 1.0, "£": 1.0}
+# Pauses after a clause or a sentence, in the same rough syllables.
+_CLAUSE_PAUSE = 1.0
+_SENTENCE_PAUSE = 1.5
 
 
 def spoken_weight(word: str) -> float:
@@ -31,12 +34,25 @@ def spoken_weight(word: str) -> float:
     return max(1.0, weight)
 
 
+def pause_after(word: str) -> float:
+    """How long a voice pauses after ``word``: only at clause and sentence ends."""
+    if ends_sentence(word):
+        return _SENTENCE_PAUSE
+    return _CLAUSE_PAUSE if ends_clause(word) else 0.0
+
+
 def estimate_spans(words: Sequence[str], samples: Samples) -> list[tuple[int, int]]:
-    """One (start, end) span per word, consecutive over the sounding part of ``samples``."""
+    """One (start, end) span per word over the sounding part of ``samples``, with pauses at punctuation."""
     if not words:
         return []
     loud = np.flatnonzero(np.abs(samples) > _SILENCE * float(np.max(np.abs(samples), initial=0.0)))
     first, last = (int(loud[0]), int(loud[-1]) + 1) if loud.size else (0, 0)
-    edges = np.cumsum([0.0, *(spoken_weight(word) for word in words)])
-    bounds = np.rint(first + (last - first) * edges / edges[-1]).astype(int)
-    return [(int(start), int(end)) for start, end in itertools.pairwise(bounds)]
+    bounds: list[tuple[float, float]] = []
+    cursor = 0.0
+    for index, word in enumerate(words):
+        if index:
+            cursor += pause_after(words[index - 1])
+        bounds.append((cursor, cursor + spoken_weight(word)))
+        cursor += spoken_weight(word)
+    scale = (last - first) / cursor
+    return [(first + round(start * scale), first + round(end * scale)) for start, end in bounds]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.resample import resample
 from voice.errors import ModelError
 from voice.tts.alignment import TimedPhoneme, word_spans
 from voice.tts.estimate import estimate_spans
@@ -93,7 +94,7 @@ class PiperSynthesizer:
         # onnxruntime's run errors share no base class with anything else.
         except Exception as exc:
             raise ModelError(f"piper failed to speak {text[:40]!r}: {exc}") from exc
-        native = np.concatenate([s.audio_float_array for s in sentences]) if sentences else np.zeros(0)
+        native = np.concatenate([np.zeros(0, dtype=np.float32)] + [s.audio_float_array for s in sentences])
         samples = self._to_engine_rate(native)
         timeline = _timeline(sentences)
         if timeline is None:
@@ -110,11 +111,8 @@ class PiperSynthesizer:
     def _phonemes(self, word: str) -> list[str]:
         return [symbol for sentence in self._voice.phonemize(word) for symbol in sentence]
 
-    def _to_engine_rate(self, native: Any) -> Samples:
-        import soxr
-
-        resampled = np.asarray(soxr.resample(np.asarray(native, dtype=np.float32), self._rate, ENGINE_RATE))
-        clipped: Samples = np.clip(resampled, -1.0, 1.0).astype(np.float32)
+    def _to_engine_rate(self, native: Samples) -> Samples:
+        clipped: Samples = np.clip(resample(native, self._rate, ENGINE_RATE), -1.0, 1.0).astype(np.float32)
         return clipped
 
     def _engine_sample(self, native_sample: int, length: int) -> int:
