@@ -1,0 +1,159 @@
+"""The playback buffer: exact counts, click-free stop and pause, and which enqueued audio was played when."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from voice.audio.playback import PlaybackBuffer
+from voice.errors import AudioError
+
+BLOCK = 320
+FADE = 80  # 5 ms at 16 kHz
+
+
+def tone(frames: int, amplitude: float = 0.5) -> np.ndarray:
+    return (amplitude * np.sin(2 * np.pi * 440 * np.arange(frames) / 16000)).astype(np.float32)
+
+
+def test_pulls_are_exactly_as_long_as_asked_and_zero_padded() -> None:
+    buffer = PlaybackBuffer()
+    audio = tone(500)
+    buffer.enqueue(audio)
+
+    first, second = buffer.pull(BLOCK), buffer.pull(BLOCK)
+
+    assert len(first) == len(second) == BLOCK
+    np.testing.assert_array_equal(np.concatenate((first, second))[:500], audio)
+    assert not second[180:].any()
+    assert (buffer.handed_out, buffer.position, buffer.audio_played_to, buffer.queued_frames) == (
+        640,
+        640,
+        500,
+        0,
+    )
+
+
+def test_counts_include_silence_and_follow_the_clock_start() -> None:
+    buffer = PlaybackBuffer(start=48_000)
+    buffer.pull(BLOCK)
+    assert buffer.enqueue(tone(100)) == 0
+    assert buffer.enqueue(tone(100)) == 100
+    buffer.pull(BLOCK)
+
+    progress = buffer.progress()
+    assert (progress.position, progress.handed_out, progress.audio_played_to, progress.queued_frames) == (
+        48_640, 640, 200, 0,
+    )  # fmt: skip
+    assert buffer.audio_played_at(48_000 + BLOCK) == 0
+    assert buffer.audio_played_at(48_000 + BLOCK + 150) == 150
+    assert buffer.audio_played_at(10**9) == 200
+
+
+def test_stop_fades_out_and_is_silent_within_one_block() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(np.full(16000, 0.8, dtype=np.float32))
+    before = buffer.pull(BLOCK)
+
+    buffer.stop()
+    after = buffer.pull(BLOCK)
+
+    assert buffer.queued_frames == 0
+    assert not buffer.is_playing
+    assert not after[FADE:].any()
+    steps = np.abs(np.diff(np.concatenate((before[-1:], after))))
+    assert steps.max() <= 0.8 / FADE + 1e-6  # a ramp, never a step
+    assert buffer.pull(BLOCK).max() == 0
+    assert buffer.audio_played_to == BLOCK + FADE
+
+
+def test_stopped_audio_is_never_played_and_new_audio_follows() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(tone(4000))
+    buffer.pull(BLOCK)
+    buffer.stop()
+    buffer.pull(BLOCK)
+
+    index = buffer.enqueue(np.full(100, 0.25, dtype=np.float32))
+    out = buffer.pull(BLOCK)
+
+    assert index == 4000
+    np.testing.assert_array_equal(out[:100], np.full(100, 0.25, dtype=np.float32))
+    assert buffer.audio_played_to == 4100
+    assert buffer.audio_played_at(2 * BLOCK) == BLOCK + FADE
+    assert buffer.audio_played_at(2 * BLOCK + 50) == 4050
+
+
+def test_pause_and_resume_continue_where_playback_left_off() -> None:
+    audio = np.linspace(0.1, 0.9, 3000, dtype=np.float32)
+    buffer = PlaybackBuffer()
+    buffer.enqueue(audio)
+    played = [buffer.pull(BLOCK)]
+
+    buffer.pause()
+    played += [buffer.pull(BLOCK), buffer.pull(BLOCK)]
+    assert buffer.is_paused
+    assert not buffer.is_playing
+    assert not played[1][FADE:].any()
+    assert not played[2].any()
+    assert buffer.queued_frames == 3000 - BLOCK - FADE
+
+    buffer.resume()
+    while buffer.queued_frames:
+        played.append(buffer.pull(BLOCK))
+
+    out = np.concatenate(played)
+    resumed_at = 3 * BLOCK
+    # After the fade-in the rest of the audio comes out unchanged, sample for sample.
+    np.testing.assert_array_equal(
+        out[resumed_at + FADE : resumed_at + 3000 - BLOCK - FADE], audio[BLOCK + 2 * FADE :]
+    )
+    assert np.abs(np.diff(out[resumed_at - 1 : resumed_at + FADE + 1])).max() < 0.9 / FADE + 0.01
+    assert buffer.audio_played_to == 3000
+    assert buffer.handed_out == len(out)
+    assert buffer.audio_played_at(resumed_at) == BLOCK + FADE
+    assert buffer.audio_played_at(resumed_at + 10) == BLOCK + FADE + 10
+
+
+def test_stop_while_paused_discards_the_queue_and_lifts_the_pause() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(tone(2000))
+    buffer.pause()
+    buffer.pull(BLOCK)
+
+    buffer.stop()
+    buffer.enqueue(np.full(10, 0.5, dtype=np.float32))
+
+    assert not buffer.is_paused
+    assert buffer.pull(BLOCK)[:10].tolist() == [0.5] * 10
+
+
+def test_pull_from_another_thread_loses_and_repeats_nothing() -> None:
+    buffer = PlaybackBuffer()
+    chunks = [np.full(97, i, dtype=np.float32) for i in range(1, 301)]
+    pulled: list[np.ndarray] = []
+    done = threading.Event()
+
+    def device() -> None:
+        while not done.is_set() or buffer.queued_frames:
+            pulled.append(buffer.pull(64))
+
+    thread = threading.Thread(target=device)
+    thread.start()
+    for chunk in chunks:
+        buffer.enqueue(chunk)
+    done.set()
+    thread.join(timeout=10)
+
+    out = np.concatenate(pulled)
+    audio = out[out != 0]
+    np.testing.assert_array_equal(audio, np.concatenate(chunks))
+    assert buffer.handed_out == len(out)
+    assert buffer.audio_played_to == 97 * 300
+
+
+def test_stereo_audio_is_refused() -> None:
+    with pytest.raises(AudioError, match="mono"):
+        PlaybackBuffer().enqueue(np.zeros((10, 2), dtype=np.float32))

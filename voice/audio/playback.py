@@ -1,0 +1,213 @@
+"""The playback buffer: reply audio queued by the engine, pulled block by block by the output device.
+
+Two counters describe progress, and the engine needs both to know what the user has heard:
+
+- the *output clock*: ``handed_out`` counts every sample given to the device, silence included, and
+  ``position`` (= ``start + handed_out``) is the clock sample of the next one;
+- the *enqueue index*: every enqueued sample gets the index ``enqueue()`` returns plus its offset,
+  counting on across ``stop()`` (discarded audio keeps its indices, they are simply never played).
+
+``audio_played_to`` is one past the highest enqueue index handed out so far, and
+``audio_played_at(clock_sample)`` the same as of the moment the device had been handed everything
+before that clock sample. The device plays a sample ``latency`` samples after it is handed out, so
+the audio heard by clock sample N is ``audio_played_at(N - latency)``.
+
+Thread-safe: ``pull`` runs on the audio device's thread, everything else on the engine's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, Samples
+from voice.errors import AudioError
+
+# How many runs of contiguous playback ``audio_played_at`` remembers; a run ends at each pause, stop
+# or underrun, so this covers far more than one reply.
+_RUN_HISTORY = 1024
+
+
+@dataclass(frozen=True)
+class PlaybackProgress:
+    """A consistent snapshot of the counters (reading the properties one by one races the device thread)."""
+
+    position: int
+    handed_out: int
+    audio_played_to: int
+    queued_frames: int
+
+
+@dataclass
+class _Run:
+    """Enqueued samples [index, index + length) were handed out at clock samples [clock, clock + length)."""
+
+    clock: int
+    index: int
+    length: int
+
+
+class PlaybackBuffer:
+    """Mono float32 audio queued for an output callback to pull; ``stop`` and ``pause`` fade, never click."""
+
+    def __init__(self, rate: int = ENGINE_RATE, start: int = 0, fade_ms: float = 5.0) -> None:
+        self.rate = rate
+        self.start = start
+        self._fade = max(1, round(rate * fade_ms / 1000))
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[int, Samples]] = deque()  # (enqueue index of first sample, samples)
+        self._tail: deque[tuple[int, Samples]] = deque()  # faded-out audio still to play after stop/pause
+        self._queued = 0
+        self._enqueued = 0
+        self._handed_out = 0
+        self._played_to = 0
+        self._paused = False
+        self._fade_in_left = 0
+        self._runs: list[_Run] = []
+        self._forgotten_played_to = 0
+
+    def enqueue(self, samples: Samples) -> int:
+        """Queue mono audio after what is already queued; returns the enqueue index of its first sample."""
+        audio = np.asarray(samples, dtype=np.float32)
+        if audio.ndim != 1:
+            raise AudioError(f"playback takes mono samples, got an array shaped {audio.shape}")
+        with self._lock:
+            index = self._enqueued
+            if audio.size:
+                self._queue.append((index, audio.copy()))
+                self._queued += audio.size
+                self._enqueued += audio.size
+            return index
+
+    def pull(self, frames: int) -> Samples:
+        """Hand the device exactly ``frames`` samples: queued audio, then silence if the queue runs dry."""
+        out = np.zeros(frames, dtype=np.float32)
+        with self._lock:
+            filled = self._drain(self._tail, out, 0)
+            if not self._paused:
+                fade_in_from = filled
+                filled = self._drain(self._queue, out, filled)
+                self._apply_fade_in(out[fade_in_from:filled])
+            self._handed_out += frames
+        return out
+
+    def stop(self) -> None:
+        """Discard all queued audio; it ends within the next block with a short fade, and pause is lifted."""
+        with self._lock:
+            if not self._paused:
+                self._fade_out_head()
+            self._queued -= sum(len(chunk) for _, chunk in self._queue)
+            self._queue.clear()
+            self._paused = False
+            self._fade_in_left = 0
+
+    def pause(self) -> None:
+        """Go silent within the next block (with a fade), keeping the rest of the queue for ``resume``."""
+        with self._lock:
+            if not self._paused:
+                self._fade_out_head()
+                self._paused = True
+                self._fade_in_left = 0
+
+    def resume(self) -> None:
+        """Continue right after the audio played before ``pause``, fading back in."""
+        with self._lock:
+            if self._paused:
+                self._paused = False
+                self._fade_in_left = self._fade
+
+    @property
+    def is_paused(self) -> bool:
+        return self._paused
+
+    @property
+    def is_playing(self) -> bool:
+        """True while queued audio will reach the device on the next pulls."""
+        with self._lock:
+            return bool(self._tail) or (not self._paused and bool(self._queue))
+
+    @property
+    def queued_frames(self) -> int:
+        """Samples enqueued but not yet handed out nor discarded (a paused queue still counts)."""
+        with self._lock:
+            return self._queued
+
+    @property
+    def handed_out(self) -> int:
+        """Every sample pulled by the device, silence included."""
+        with self._lock:
+            return self._handed_out
+
+    @property
+    def position(self) -> int:
+        """Output-clock sample of the next sample to hand out: ``start + handed_out``."""
+        with self._lock:
+            return self.start + self._handed_out
+
+    @property
+    def audio_played_to(self) -> int:
+        """One past the highest enqueue index handed out so far (0 before any audio)."""
+        with self._lock:
+            return self._played_to
+
+    def progress(self) -> PlaybackProgress:
+        with self._lock:
+            return PlaybackProgress(
+                self.start + self._handed_out, self._handed_out, self._played_to, self._queued
+            )
+
+    def audio_played_at(self, clock_sample: int) -> int:
+        """``audio_played_to`` as it was once every sample before ``clock_sample`` had been handed out."""
+        with self._lock:
+            at = bisect.bisect_left(self._runs, clock_sample, key=lambda run: run.clock) - 1
+            if at < 0:
+                return self._forgotten_played_to
+            run = self._runs[at]
+            return run.index + min(run.length, clock_sample - run.clock)
+
+    def _drain(self, queue: deque[tuple[int, Samples]], out: Samples, filled: int) -> int:
+        """Move audio from ``queue`` into ``out[filled:]``; returns the new fill level. Lock held."""
+        while filled < len(out) and queue:
+            index, chunk = queue.popleft()
+            count = min(len(chunk), len(out) - filled)
+            out[filled : filled + count] = chunk[:count]
+            self._record(self.start + self._handed_out + filled, index, count)
+            if count < len(chunk):
+                queue.appendleft((index + count, chunk[count:]))
+            filled += count
+            self._queued -= count
+        return filled
+
+    def _record(self, clock: int, index: int, length: int) -> None:
+        self._played_to = index + length
+        last = self._runs[-1] if self._runs else None
+        if last is not None and last.clock + last.length == clock and last.index + last.length == index:
+            last.length += length
+            return
+        self._runs.append(_Run(clock, index, length))
+        if len(self._runs) > _RUN_HISTORY:
+            dropped = self._runs.pop(0)
+            self._forgotten_played_to = dropped.index + dropped.length
+
+    def _fade_out_head(self) -> None:
+        """Move the next few ms of the queue, ramped down to zero, into the tail. Lock held."""
+        ramp = np.arange(self._fade - 1, -1, -1, dtype=np.float32) / self._fade
+        taken = 0
+        while taken < self._fade and self._queue:
+            index, chunk = self._queue.popleft()
+            count = min(len(chunk), self._fade - taken)
+            self._tail.append((index, (chunk[:count] * ramp[taken : taken + count]).astype(np.float32)))
+            if count < len(chunk):
+                self._queue.appendleft((index + count, chunk[count:]))
+            taken += count
+
+    def _apply_fade_in(self, fresh: Samples) -> None:
+        count = min(self._fade_in_left, len(fresh))
+        if count:
+            done = self._fade - self._fade_in_left
+            fresh[:count] *= np.arange(done + 1, done + count + 1, dtype=np.float32) / self._fade
+            self._fade_in_left -= count
