@@ -1,0 +1,257 @@
+"""Sound devices through PortAudio (sounddevice): the mic and the speaker at ENGINE_RATE mono float32.
+
+Each stream counts its own samples from ``start``, so every block it delivers or plays carries its
+position on the sample clock. PortAudio and sounddevice errors become one-line :class:`DeviceError`s.
+sounddevice is imported on first use: importing it starts PortAudio, and a missing libportaudio2
+should be an error message, not a failed ``import voice``.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType, TracebackType
+from typing import Any, Literal, Self
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.playback import PlaybackBuffer
+from voice.errors import DeviceError
+
+DeviceSpec = int | str | None
+Kind = Literal["input", "output"]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    index: int
+    name: str
+    host_api: str
+    input_channels: int
+    output_channels: int
+    default_rate: float
+    default_input: bool
+    default_output: bool
+
+
+def _sounddevice() -> ModuleType:
+    try:
+        import sounddevice
+    except OSError as exc:
+        raise DeviceError("PortAudio library not found (install libportaudio2)") from exc
+    module: ModuleType = sounddevice
+    return module
+
+
+def list_devices() -> list[DeviceInfo]:
+    """Every device PortAudio sees, with the defaults marked; empty when there are none."""
+    sd = _sounddevice()
+    try:
+        host_apis = [api["name"] for api in sd.query_hostapis()]
+        devices = list(sd.query_devices())
+        default_input, default_output = (int(i) for i in sd.default.device)
+    except sd.PortAudioError as exc:
+        raise DeviceError(f"cannot list audio devices: {exc}") from exc
+    return [
+        DeviceInfo(
+            index=int(d["index"]),
+            name=str(d["name"]),
+            host_api=host_apis[d["hostapi"]],
+            input_channels=int(d["max_input_channels"]),
+            output_channels=int(d["max_output_channels"]),
+            default_rate=float(d["default_samplerate"]),
+            default_input=d["index"] == default_input,
+            default_output=d["index"] == default_output,
+        )
+        for d in devices
+    ]
+
+
+def rescan_devices() -> None:
+    """Restart PortAudio to see devices that appeared or vanished since it started (close streams first)."""
+    sd = _sounddevice()
+    try:
+        # sounddevice has no public rescan; terminating and re-initialising PortAudio is its documented way.
+        sd._terminate()
+        sd._initialize()
+    except sd.PortAudioError as exc:
+        raise DeviceError(f"cannot restart PortAudio: {exc}") from exc
+
+
+def _resolve(sd: ModuleType, device: DeviceSpec, kind: Kind) -> tuple[int, str]:
+    """Find the device's index and name, or say in one line why there is none."""
+    try:
+        found = sd.query_devices(device, kind=kind)
+    except ValueError as exc:  # no device, or several, matching a name
+        raise DeviceError(f"{exc} (see `voice devices`)") from exc
+    except sd.PortAudioError as exc:
+        if device is None:
+            raise DeviceError(f"no audio {kind} device found (PortAudio sees none)") from exc
+        raise DeviceError(f"no audio {kind} device #{device} (see `voice devices`)") from exc
+    channels = found[f"max_{kind}_channels"]
+    if channels < 1:
+        raise DeviceError(f"audio device {found['name']!r} has no {kind} channels (see `voice devices`)")
+    return int(found["index"]), str(found["name"])
+
+
+class _Stream(ABC):
+    """What the mic and speaker streams share: opening, starting, stopping and reporting failure."""
+
+    kind: Kind
+
+    def __init__(self, device: DeviceSpec, block_frames: int, start: int) -> None:
+        self._sd = _sounddevice()
+        self.index, self.name = _resolve(self._sd, device, self.kind)
+        self.block_frames = block_frames
+        self.start_sample = start
+        self._next = start
+        self._closed = False
+        self._failure: BaseException | None = None
+        self._unexpected_end = threading.Event()
+        self._stream: Any = self._open()
+
+    def _open(self) -> Any:
+        stream_class = self._sd.InputStream if self.kind == "input" else self._sd.OutputStream
+        try:
+            return stream_class(
+                samplerate=ENGINE_RATE,
+                blocksize=self.block_frames,
+                device=self.index,
+                channels=1,
+                dtype="float32",
+                latency="low",
+                callback=self._callback,
+                finished_callback=self._finished,
+            )
+        except (self._sd.PortAudioError, ValueError) as exc:
+            raise DeviceError(
+                f"cannot open {self.kind} device {self.name!r} at {ENGINE_RATE} Hz mono: {exc}"
+            ) from exc
+
+    @abstractmethod
+    def _callback(self, data: Any, frames: int, time: Any, status: Any) -> None:
+        """Moves one block between the device and the engine, on PortAudio's thread."""
+
+    def _finished(self) -> None:
+        if not self._closed:
+            self._unexpected_end.set()
+
+    def _fail(self, exc: BaseException) -> None:
+        """Called on the device thread when handling a block failed: remember why and end the stream."""
+        self._failure = exc
+        raise self._sd.CallbackAbort from exc
+
+    @property
+    def latency_samples(self) -> int:
+        """The device latency PortAudio reports for this stream, in samples of the engine clock."""
+        return round(float(self._stream.latency) * ENGINE_RATE)
+
+    @property
+    def position(self) -> int:
+        """Clock sample just after the last block delivered or played."""
+        return self._next
+
+    def check(self) -> None:
+        """Raise DeviceError if the stream ended on its own (device unplugged, callback failed)."""
+        if self._failure is not None:
+            raise DeviceError(f"{self.kind} device {self.name!r} stopped: {self._failure}") from self._failure
+        if self._unexpected_end.is_set():
+            raise DeviceError(f"{self.kind} device {self.name!r} stopped unexpectedly (unplugged?)")
+
+    def start(self) -> None:
+        try:
+            self._stream.start()
+        except self._sd.PortAudioError as exc:
+            raise DeviceError(f"cannot start {self.kind} device {self.name!r}: {exc}") from exc
+
+    def close(self) -> None:
+        """Stop and release the device; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._stream.close()
+        except self._sd.PortAudioError as exc:
+            raise DeviceError(f"cannot close {self.kind} device {self.name!r}: {exc}") from exc
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class MicrophoneStream(_Stream):
+    """Captures mono blocks and hands each to ``on_block`` on PortAudio's thread (keep it quick: queue it).
+
+    Blocks follow each other on the clock from ``start``. If the device drops input (``overflows``
+    counts it), the clock does not skip: the capture clock is the count of samples received.
+    """
+
+    kind: Kind = "input"
+
+    def __init__(
+        self,
+        on_block: Callable[[AudioBlock], None],
+        device: DeviceSpec = None,
+        block_frames: int = 320,
+        start: int = 0,
+    ) -> None:
+        self._on_block = on_block
+        self.overflows = 0
+        super().__init__(device, block_frames, start)
+
+    def _callback(self, data: Any, frames: int, time: Any, status: Any) -> None:
+        if status.input_overflow:
+            self.overflows += 1
+        block = AudioBlock(np.array(data[:, 0], dtype=np.float32), ENGINE_RATE, self._next)
+        self._next += frames
+        try:
+            self._on_block(block)
+        except Exception as exc:
+            self._fail(exc)
+
+
+class SpeakerStream(_Stream):
+    """Plays a PlaybackBuffer: each device callback pulls exactly the frames the device asks for.
+
+    ``on_played`` (optional, on PortAudio's thread) receives every block handed to the device with its
+    output-clock start: the reference signal an echo canceller needs.
+    """
+
+    kind: Kind = "output"
+
+    def __init__(
+        self,
+        buffer: PlaybackBuffer,
+        device: DeviceSpec = None,
+        block_frames: int = 320,
+        on_played: Callable[[AudioBlock], None] | None = None,
+    ) -> None:
+        if buffer.rate != ENGINE_RATE:
+            raise DeviceError(
+                f"speaker plays {ENGINE_RATE} Hz audio, the playback buffer runs at {buffer.rate} Hz"
+            )
+        self.buffer = buffer
+        self.underflows = 0
+        self._on_played = on_played
+        super().__init__(device, block_frames, buffer.position)
+
+    def _callback(self, data: Any, frames: int, time: Any, status: Any) -> None:
+        if status.output_underflow:
+            self.underflows += 1
+        start = self.buffer.position
+        samples = self.buffer.pull(frames)
+        data[:, 0] = samples
+        self._next = start + frames
+        if self._on_played is not None:
+            try:
+                self._on_played(AudioBlock(samples, ENGINE_RATE, start))
+            except Exception as exc:
+                self._fail(exc)
