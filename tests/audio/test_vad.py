@@ -1,0 +1,226 @@
+"""Voice activity detection on real (espeak-ng) speech, silence, noise and short bursts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.audio.conftest import Speak
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.vad import (
+    DEFAULT_BARGE_IN,
+    DEFAULT_QUIET,
+    SpeechEnded,
+    SpeechStarted,
+    VadEvent,
+    VadSettings,
+    VoiceActivityDetector,
+)
+from voice.errors import AudioError, ConfigError, ProtocolError
+
+RATE = ENGINE_RATE
+MS = RATE // 1000
+LEAD = RATE  # speech starts one second into the recording
+
+
+def noise_floor(seconds: float, level: float = 0.002, seed: int = 0) -> np.ndarray:
+    return (level * np.random.default_rng(seed).standard_normal(int(seconds * RATE))).astype(np.float32)
+
+
+def scene(speech: np.ndarray, after_s: float = 1.5) -> np.ndarray:
+    """A quiet room: the noise floor, with the speech starting at LEAD."""
+    signal = noise_floor(LEAD / RATE + len(speech) / RATE + after_s)
+    signal[LEAD : LEAD + len(speech)] += speech
+    return signal
+
+
+def true_span(speech: np.ndarray) -> tuple[int, int]:
+    loud = np.flatnonzero(np.abs(speech) > 0.02)
+    return LEAD + int(loud[0]), LEAD + int(loud[-1])
+
+
+def run(
+    signal: np.ndarray,
+    speaking: bool = False,
+    quiet: VadSettings = DEFAULT_QUIET,
+    barge_in: VadSettings = DEFAULT_BARGE_IN,
+    block: int = 333,
+) -> list[tuple[VadEvent, int]]:
+    """Feed the signal in odd-sized blocks; each event comes with the clock sample it was reported at."""
+    detector = VoiceActivityDetector(quiet, barge_in)
+    found: list[tuple[VadEvent, int]] = []
+    for offset in range(0, len(signal), block):
+        chunk = AudioBlock(signal[offset : offset + block], RATE, offset)
+        found += [(event, chunk.end) for event in detector.process(chunk, assistant_speaking=speaking)]
+    return found
+
+
+@pytest.fixture(scope="module")
+def question(speak: Speak) -> np.ndarray:
+    return speak("What's the weather like tomorrow in Paris?")
+
+
+@pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
+def test_speech_onset_is_found_within_30_ms(question: np.ndarray, speaking: bool) -> None:
+    onset, _ = true_span(question)
+
+    events = [event for event, _ in run(scene(question), speaking)]
+
+    assert [type(e) for e in events] == [SpeechStarted, SpeechEnded]
+    assert abs(events[0].sample - onset) <= 30 * MS
+
+
+@pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
+def test_utterance_carries_the_pre_roll_and_the_exact_mic_audio(question: np.ndarray, speaking: bool) -> None:
+    signal = scene(question)
+    settings = DEFAULT_BARGE_IN if speaking else DEFAULT_QUIET
+
+    (started, _), (ended, _) = run(signal, speaking)
+
+    assert isinstance(started, SpeechStarted)
+    assert isinstance(ended, SpeechEnded)
+    utterance = ended.utterance
+    assert started.sample - utterance.start == settings.pre_roll_ms * MS
+    assert utterance.rate == RATE
+    np.testing.assert_array_equal(utterance.samples, signal[utterance.start : utterance.end])
+    onset, end = true_span(question)
+    assert utterance.start < onset - 250 * MS
+    assert utterance.end > end
+
+
+@pytest.mark.parametrize("end_silence_ms", [300, 900])
+def test_speech_ends_after_the_configured_silence(question: np.ndarray, end_silence_ms: int) -> None:
+    settings = VadSettings(end_silence_ms=end_silence_ms)
+    _, end = true_span(question)
+
+    ((_, _), (ended, reported_at)) = run(scene(question), quiet=settings, block=320)
+
+    assert isinstance(ended, SpeechEnded)
+    assert abs(ended.sample - end) <= 100 * MS
+    assert reported_at - ended.sample == end_silence_ms * MS
+
+
+def test_a_pause_shorter_than_the_end_silence_stays_one_utterance(speak: Speak) -> None:
+    first, second = speak("Turn left"), speak("at the church")
+    gap = np.zeros(int(0.35 * RATE), dtype=np.float32)
+    speech = np.concatenate((first, gap, second))
+
+    patient = run(scene(speech), quiet=VadSettings(end_silence_ms=800))
+    hasty = run(scene(speech), quiet=VadSettings(end_silence_ms=150))
+
+    assert [type(e) for e, _ in patient] == [SpeechStarted, SpeechEnded]
+    assert [type(e) for e, _ in hasty] == [SpeechStarted, SpeechEnded] * 2
+
+
+@pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
+@pytest.mark.parametrize("level", [0.0, 0.003, 0.02], ids=["digital-silence", "noise-floor", "loud-noise"])
+def test_silence_and_steady_noise_start_nothing(level: float, speaking: bool) -> None:
+    assert run(noise_floor(6.0, level, seed=3), speaking) == []
+
+
+def burst(duration_ms: int, amplitude: float) -> np.ndarray:
+    """A cough or knock: a short broadband noise burst in the quiet room."""
+    signal = noise_floor(3.0, seed=5)
+    n = duration_ms * MS
+    shape = np.hanning(n) if duration_ms > 20 else np.ones(n)
+    noise = np.random.default_rng(9).standard_normal(n) * shape * amplitude
+    signal[LEAD : LEAD + n] += np.convolve(noise, np.ones(4) / 4, mode="same").astype(np.float32)
+    return signal
+
+
+@pytest.mark.parametrize(("duration_ms", "amplitude"), [(10, 0.8), (100, 0.3)], ids=["click", "cough"])
+def test_short_burst_does_not_start_speech_under_barge_in_settings(
+    duration_ms: int, amplitude: float
+) -> None:
+    assert run(burst(duration_ms, amplitude), speaking=True) == []
+
+
+def test_barge_in_settings_are_stricter_than_quiet_ones(question: np.ndarray) -> None:
+    cough = burst(100, 0.3)
+    assert [type(e) for e, _ in run(cough, speaking=False)] == [SpeechStarted, SpeechEnded]
+
+    quiet_start = run(scene(question), speaking=False)[0][1]
+    barge_in_start = run(scene(question), speaking=True)[0][1]
+    assert barge_in_start > quiet_start
+
+    faint = scene(question * 0.01)  # about -60 dBFS: echo residue, not a user talking to us
+    assert run(faint, speaking=True) == []
+
+
+def test_settings_that_confirmed_the_onset_hold_until_the_utterance_ends(question: np.ndarray) -> None:
+    detector = VoiceActivityDetector(VadSettings(end_silence_ms=300), VadSettings(end_silence_ms=1200))
+    signal = scene(question, after_s=2.0)
+    reported = []
+    for offset in range(0, len(signal), 320):
+        speaking = offset < LEAD + 4000  # the assistant stops talking once the user has barged in
+        for event in detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), speaking):
+            reported.append((event, offset + 320))
+    (_, _), (ended, at) = reported
+    assert at - ended.sample == 1200 * MS
+
+
+def test_a_long_monologue_is_cut_at_the_maximum_utterance_length(speak: Speak) -> None:
+    speech = np.concatenate([speak("one two three four five six seven eight nine ten")] * 2)
+    settings = VadSettings(max_utterance_ms=1500)
+
+    events = [e for e, _ in run(scene(speech), quiet=settings)]
+
+    ends = [e for e in events if isinstance(e, SpeechEnded)]
+    assert len(ends) >= 2
+    assert all(e.utterance.duration_s <= 1.5 + 0.35 for e in ends)
+
+
+def test_missing_samples_count_as_silence_on_the_clock(question: np.ndarray) -> None:
+    onset, _ = true_span(question)
+    signal = scene(question)
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    events: list[VadEvent] = []
+    for offset in range(0, len(signal), 320):
+        if 8000 <= offset < 9600:  # the driver lost 100 ms of input before the user spoke
+            continue
+        events += detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), False)
+    assert isinstance(events[0], SpeechStarted)
+    assert abs(events[0].sample - onset) <= 30 * MS
+
+
+def test_overlapping_blocks_are_a_driver_bug() -> None:
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    detector.process(AudioBlock(noise_floor(0.1), RATE, 0), False)
+    with pytest.raises(ProtocolError, match="before the previous block ended"):
+        detector.process(AudioBlock(noise_floor(0.1), RATE, 800), False)
+
+
+def test_reset_forgets_the_utterance_in_progress(question: np.ndarray) -> None:
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    signal = scene(question)
+    half = LEAD + len(question) // 2
+    assert any(isinstance(e, SpeechStarted) for e in detector.process(AudioBlock(signal[:half], RATE), False))
+    assert detector.in_speech
+
+    detector.reset()
+
+    assert not detector.in_speech
+    assert detector.process(AudioBlock(noise_floor(2.0), RATE, 10 * RATE), False) == []
+
+
+def test_blocks_at_another_rate_are_refused() -> None:
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    with pytest.raises(AudioError, match="16000 Hz"):
+        detector.process(AudioBlock(np.zeros(441, dtype=np.float32), 44100), False)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: VadSettings(aggressiveness=4),
+        lambda: VadSettings(frame_ms=25),
+        lambda: VadSettings(start_voiced_ms=300, start_window_ms=200),
+        lambda: VadSettings(end_silence_ms=0),
+        lambda: VoiceActivityDetector(VadSettings(frame_ms=10), VadSettings(frame_ms=30)),
+        lambda: VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, rate=44100),
+    ],
+    ids=["aggressiveness", "frame", "start", "end-silence", "mixed-frames", "rate"],
+)
+def test_impossible_settings_are_a_config_error(make: object) -> None:
+    with pytest.raises(ConfigError):
+        make()  # type: ignore[operator]

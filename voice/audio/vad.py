@@ -1,0 +1,220 @@
+"""Voice activity detection on webrtcvad: turns mic blocks into speech-started / speech-ended events.
+
+Pure: blocks in, events out, positions on the sample clock; no I/O and no wall clock, so a recorded
+session replays to the same events. Two settings apply: ``quiet`` while only the user may be talking,
+and stricter ``barge_in`` while the assistant speaks, so echo, a cough or a click does not cut it off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import webrtcvad
+
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.errors import AudioError, ConfigError, ProtocolError
+
+_VAD_RATES = (8_000, 16_000, 32_000, 48_000)
+
+
+@dataclass(frozen=True)
+class VadSettings:
+    """How speech is found and ended; all durations in milliseconds of audio.
+
+    Speech starts once ``start_voiced_ms`` of voiced frames fall within the last ``start_window_ms``;
+    it ends after ``end_silence_ms`` without a voiced frame (endpointing) or at ``max_utterance_ms``.
+    Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise).
+    """
+
+    aggressiveness: int = 2
+    frame_ms: int = 20
+    start_voiced_ms: int = 120
+    start_window_ms: int = 200
+    end_silence_ms: int = 600
+    pre_roll_ms: int = 300
+    min_level_dbfs: float = -60.0
+    max_utterance_ms: int = 30_000
+
+    def __post_init__(self) -> None:
+        if self.aggressiveness not in (0, 1, 2, 3):
+            raise ConfigError(f"VAD aggressiveness must be 0-3, got {self.aggressiveness}")
+        if self.frame_ms not in (10, 20, 30):
+            raise ConfigError(f"VAD frame_ms must be 10, 20 or 30, got {self.frame_ms}")
+        if not 0 < self.start_voiced_ms <= self.start_window_ms:
+            raise ConfigError(
+                f"VAD start needs 0 < start_voiced_ms ({self.start_voiced_ms}) "
+                f"<= start_window_ms ({self.start_window_ms})"
+            )
+        if self.end_silence_ms <= 0 or self.pre_roll_ms < 0:
+            raise ConfigError("VAD end_silence_ms must be positive and pre_roll_ms not negative")
+        if self.max_utterance_ms <= self.start_window_ms:
+            raise ConfigError(
+                f"VAD max_utterance_ms must exceed start_window_ms, got {self.max_utterance_ms}"
+            )
+
+    def frames(self, ms: int) -> int:
+        """How many whole VAD frames cover ``ms`` milliseconds (at least one)."""
+        return max(1, math.ceil(ms / self.frame_ms))
+
+
+# Listening while the assistant is silent: catch the first syllable quickly.
+DEFAULT_QUIET = VadSettings()
+# While the assistant speaks: more confidence, more voiced audio and more level before cutting it off.
+DEFAULT_BARGE_IN = VadSettings(
+    aggressiveness=3, start_voiced_ms=160, start_window_ms=240, min_level_dbfs=-45.0
+)
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """Speech began at clock sample ``sample``: the first voiced frame of the onset."""
+
+    sample: int
+
+
+@dataclass(frozen=True)
+class SpeechEnded:
+    """Speech ended at clock sample ``sample`` (end of its last voiced frame).
+
+    ``utterance`` holds the whole utterance for ASR, from ``pre_roll_ms`` before the onset to a short
+    tail after ``sample`` (the shorter of pre-roll and end silence); ``utterance.start`` is on the clock.
+    """
+
+    sample: int
+    utterance: AudioBlock
+
+
+VadEvent = SpeechStarted | SpeechEnded
+
+
+@dataclass(frozen=True)
+class _Frame:
+    start: int
+    samples: Samples
+    voiced: tuple[bool, bool]  # under (quiet, barge_in) settings
+
+
+class VoiceActivityDetector:
+    """Buffers blocks of any length into VAD frames and reports where speech starts and ends.
+
+    Each frame is classified under both settings, so switching ``assistant_speaking`` takes effect at
+    once. The settings that confirmed an onset stay in force until that utterance ends. Blocks must
+    follow each other on the clock; a gap is filled with silence, an overlap is a driver bug.
+    """
+
+    def __init__(self, quiet: VadSettings, barge_in: VadSettings, rate: int = ENGINE_RATE) -> None:
+        if rate not in _VAD_RATES:
+            raise ConfigError(f"VAD runs at 8000, 16000, 32000 or 48000 Hz, not {rate}")
+        if quiet.frame_ms != barge_in.frame_ms:
+            raise ConfigError(
+                "quiet and barge-in VAD settings must share frame_ms "
+                f"({quiet.frame_ms} != {barge_in.frame_ms})"
+            )
+        self.rate = rate
+        self._settings = (quiet, barge_in)
+        self._frame_len = rate * quiet.frame_ms // 1000
+        self._vads = {s.aggressiveness: webrtcvad.Vad(s.aggressiveness) for s in self._settings}
+        history = max(s.frames(s.start_window_ms) + s.frames(s.pre_roll_ms) for s in self._settings)
+        self._history: deque[_Frame] = deque(maxlen=history + 1)
+        self._next_sample: int | None = None
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._listen_from = 0
+        self._active: int | None = None
+        self._utterance: list[_Frame] = []
+        self._last_voiced_end = 0
+
+    @property
+    def in_speech(self) -> bool:
+        """True between a SpeechStarted and its SpeechEnded."""
+        return self._active is not None
+
+    def reset(self) -> None:
+        """Forget all audio, any utterance in progress and the clock position."""
+        self._history.clear()
+        self._next_sample = None
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._listen_from = 0
+        self._active = None
+        self._utterance = []
+
+    def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
+        """Feed the next mic block; returns the events its audio completes, in clock order."""
+        if block.rate != self.rate or block.channels != 1:
+            raise AudioError(
+                f"VAD needs mono {self.rate} Hz blocks, got {block.channels} ch at {block.rate} Hz"
+            )
+        if self._next_sample is None:
+            self._next_sample = block.start
+            self._listen_from = block.start
+        expected_end = self._next_sample + len(self._pending)
+        if block.start < expected_end:
+            raise ProtocolError(f"VAD block starts at sample {block.start}, before the previous block ended")
+        gap_from, gap_to = len(self._pending), len(self._pending) + block.start - expected_end
+        gap = np.zeros(gap_to - gap_from, dtype=np.float32)
+        audio = np.concatenate((self._pending, gap, block.samples.astype(np.float32, copy=False)))
+        whole = len(audio) // self._frame_len * self._frame_len
+        events: list[VadEvent] = []
+        for offset in range(0, whole, self._frame_len):
+            samples = audio[offset : offset + self._frame_len]
+            # Lost input is silence on the clock, but kept from webrtcvad, whose noise model it would upset.
+            lost = gap_from <= offset and offset + self._frame_len <= gap_to
+            frame = _Frame(self._next_sample, samples, (False, False) if lost else self._classify(samples))
+            self._next_sample += self._frame_len
+            self._history.append(frame)
+            event = self._step(frame, 1 if assistant_speaking else 0)
+            if event is not None:
+                events.append(event)
+        self._pending = audio[whole:].copy()
+        return events
+
+    def _classify(self, samples: Samples) -> tuple[bool, bool]:
+        pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
+        level = 10.0 * math.log10(float(np.mean(np.square(samples, dtype=np.float64))) + 1e-12)
+        speech = {a: vad.is_speech(pcm.tobytes(), self.rate) for a, vad in self._vads.items()}
+        quiet, barge_in = self._settings
+        return (
+            speech[quiet.aggressiveness] and level >= quiet.min_level_dbfs,
+            speech[barge_in.aggressiveness] and level >= barge_in.min_level_dbfs,
+        )
+
+    def _step(self, frame: _Frame, mode: int) -> VadEvent | None:
+        if self._active is None:
+            return self._look_for_onset(mode)
+        settings = self._settings[self._active]
+        self._utterance.append(frame)
+        if frame.voiced[self._active]:
+            self._last_voiced_end = frame.start + self._frame_len
+        silence = frame.start + self._frame_len - self._last_voiced_end
+        length = frame.start + self._frame_len - self._utterance[0].start
+        if silence >= settings.end_silence_ms * self.rate // 1000 or length >= self._max_samples(settings):
+            return self._end(settings)
+        return None
+
+    def _look_for_onset(self, mode: int) -> SpeechStarted | None:
+        settings = self._settings[mode]
+        window = list(self._history)[-settings.frames(settings.start_window_ms) :]
+        voiced = [f for f in window if f.voiced[mode] and f.start >= self._listen_from]
+        if len(voiced) < settings.frames(settings.start_voiced_ms):
+            return None
+        onset = voiced[0].start
+        pre_roll_from = onset - settings.pre_roll_ms * self.rate // 1000
+        self._utterance = [f for f in self._history if f.start >= pre_roll_from]
+        self._last_voiced_end = voiced[-1].start + self._frame_len
+        self._active = mode
+        return SpeechStarted(onset)
+
+    def _max_samples(self, settings: VadSettings) -> int:
+        return settings.max_utterance_ms * self.rate // 1000
+
+    def _end(self, settings: VadSettings) -> SpeechEnded:
+        tail = min(settings.pre_roll_ms, settings.end_silence_ms) * self.rate // 1000
+        start = self._utterance[0].start
+        audio = np.concatenate([f.samples for f in self._utterance])[: self._last_voiced_end + tail - start]
+        ended = SpeechEnded(self._last_voiced_end, AudioBlock(audio, self.rate, start))
+        self._listen_from = self._utterance[-1].start + self._frame_len
+        self._active = None
+        self._utterance = []
+        return ended
