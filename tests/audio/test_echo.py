@@ -1,0 +1,123 @@
+"""Echo cancellation: the assistant's voice leaking from speaker to mic is removed, the user's voice kept."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from tests.audio.conftest import Speak
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.echo import WebRtcEchoCanceller
+from voice.errors import AudioError, ProtocolError
+
+RATE = ENGINE_RATE
+
+
+def db(samples: np.ndarray) -> float:
+    return 10 * np.log10(float(np.mean(samples.astype(np.float64) ** 2)) + 1e-20)
+
+
+def cancel(mic: np.ndarray, reference: np.ndarray, block: int = 320) -> np.ndarray:
+    """Run the canceller block by block; returns the cleaned signal placed on the mic's clock."""
+    canceller = WebRtcEchoCanceller()
+    out = np.zeros_like(mic)
+    for offset in range(0, len(mic), block):
+        span = slice(offset, offset + block)
+        cleaned = canceller.process(
+            AudioBlock(mic[span], RATE, offset), AudioBlock(reference[span], RATE, offset)
+        )
+        out[cleaned.start : cleaned.end] = cleaned.samples
+    return out
+
+
+@dataclass(frozen=True)
+class Room:
+    reference: np.ndarray  # what the speaker played
+    near: np.ndarray  # the user's voice as it reaches the mic
+    mic: np.ndarray  # echo + user + noise
+    user_at: int
+
+
+@pytest.fixture(scope="module")
+def room(speak: Speak) -> Room:
+    """The assistant talks (its echo 40 ms late, 12 dB down); the user talks over the end of it."""
+    reply = speak(
+        "Tomorrow starts dry, then rain moves in from the west. By the afternoon it will be windy, "
+        "with showers on the coast. On Sunday it stays dry all day."
+    )
+    user = 0.5 * speak("Sorry, I meant Sunday in Paris.", voice="en+f3")
+    total = len(reply) + 3 * RATE
+    reference = np.zeros(total, dtype=np.float32)
+    reference[: len(reply)] = reply
+    delay = 40 * RATE // 1000
+    echo = np.zeros(total, dtype=np.float32)
+    echo[delay : delay + len(reply)] = 0.25 * reply
+    echo[delay + 80 : delay + 80 + len(reply)] += 0.08 * reply  # a wall reflection
+    near = np.zeros(total, dtype=np.float32)
+    user_at = len(reply) - RATE  # the last second of the reply is double talk
+    near[user_at : user_at + len(user)] = user
+    noise = 0.001 * np.random.default_rng(0).standard_normal(total).astype(np.float32)
+    return Room(reference, near, echo + near + noise, user_at)
+
+
+def test_echo_is_attenuated_by_more_than_10_db(room: Room) -> None:
+    out = cancel(room.mic, room.reference)
+
+    settled = slice(2 * RATE, room.user_at)  # AEC3 adapts within the first seconds
+    erle = db(room.mic[settled]) - db(out[settled])
+    assert erle > 10
+
+
+def test_the_users_voice_survives_double_talk(room: Room) -> None:
+    out = cancel(room.mic, room.reference)
+
+    user_at = room.user_at
+    spoken = slice(user_at, user_at + int(np.flatnonzero(room.near[user_at:])[-1]))
+    assert db(room.near[spoken]) - db(out[spoken]) < 3
+    assert np.corrcoef(out[spoken], room.near[spoken])[0, 1] > 0.7
+
+
+@pytest.mark.parametrize("block", [160, 320, 333, 1000])
+def test_cleaned_blocks_follow_each_other_and_sit_where_their_audio_belongs(block: int) -> None:
+    user = (0.1 * np.random.default_rng(1).standard_normal(RATE)).astype(np.float32)
+    canceller = WebRtcEchoCanceller()
+    pieces = []
+    for offset in range(0, RATE, block):
+        span = slice(offset, offset + block)
+        silent = np.zeros_like(user[span])
+        pieces.append(
+            canceller.process(
+                AudioBlock(user[span], RATE, 5000 + offset), AudioBlock(silent, RATE, 5000 + offset)
+            )
+        )
+
+    assert pieces[0].start == 5000
+    assert all(a.end == b.start for a, b in itertools.pairwise(pieces))
+    out = np.concatenate([p.samples for p in pieces])
+    assert RATE - len(out) < 128 + 160
+    # With nothing to cancel, the output is the input (high-passed) at the same clock positions.
+    assert np.corrcoef(out[2000:], user[2000 : len(out)])[0, 1] > 0.9
+
+
+def test_reference_must_cover_the_same_span_as_the_mic() -> None:
+    canceller = WebRtcEchoCanceller()
+    samples = np.zeros(320, dtype=np.float32)
+    with pytest.raises(ProtocolError, match="echo reference spans"):
+        canceller.process(AudioBlock(samples, RATE, 0), AudioBlock(samples, RATE, 160))
+
+
+def test_mic_blocks_must_follow_each_other() -> None:
+    canceller = WebRtcEchoCanceller()
+    samples = np.zeros(320, dtype=np.float32)
+    canceller.process(AudioBlock(samples, RATE, 0), AudioBlock(samples, RATE, 0))
+    with pytest.raises(ProtocolError, match="does not follow"):
+        canceller.process(AudioBlock(samples, RATE, 640), AudioBlock(samples, RATE, 640))
+
+
+def test_blocks_at_another_rate_are_refused() -> None:
+    samples = np.zeros(480, dtype=np.float32)
+    with pytest.raises(AudioError, match="16000 Hz"):
+        WebRtcEchoCanceller().process(AudioBlock(samples, 48000), AudioBlock(samples, 48000))

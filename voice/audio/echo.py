@@ -1,0 +1,92 @@
+"""Echo cancellation: remove the assistant's own voice, played by the speaker, from the mic signal.
+
+Without it the assistant hears itself through the speakers and barges in on its own reply.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import pywebrtc_audio
+
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.errors import AudioError, ProtocolError
+
+# AEC3 at 16 kHz hands back each sample 128 samples (8 ms) after it went in (measured; pinned by a test).
+AEC3_DELAY_SAMPLES = 128
+
+
+class EchoCanceller(Protocol):
+    """``reference`` is the speaker signal for the same clock span as ``mic``; returns the cleaned mic."""
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock: ...
+
+
+class NoEchoCanceller:
+    """Returns the mic unchanged: for headsets, or rooms where the speaker cannot reach the mic."""
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        return mic
+
+
+class WebRtcEchoCanceller:
+    """WebRTC AEC3 (pywebrtc-audio) at ENGINE_RATE; it adapts to the room and finds the echo delay itself.
+
+    AEC3 works in 10 ms frames and its output lags its input by ``AEC3_DELAY_SAMPLES``. Returned
+    blocks are placed on the clock where their audio belongs: each covers the whole frames processed
+    so far minus that lag, so the first comes back 128 samples short and a remainder shorter than
+    10 ms waits for the next block. With blocks of whole 10 ms frames, every later block comes back
+    as long as it went in. ``delay_hint_ms`` is the expected speaker-to-mic delay; 0 lets AEC3
+    estimate it. Not thread-safe: one instance per mic stream.
+    """
+
+    def __init__(self, delay_hint_ms: int = 0) -> None:
+        self.rate = ENGINE_RATE
+        self._frame = ENGINE_RATE // 100
+        self._aec = pywebrtc_audio.EchoCanceller(
+            sample_rate=ENGINE_RATE, num_channels=1, stream_delay_ms=delay_hint_ms
+        )
+        self._mic = np.zeros(0, dtype=np.float32)
+        self._reference = np.zeros(0, dtype=np.float32)
+        self._pending_start: int | None = None
+        self._lag_to_drop = AEC3_DELAY_SAMPLES
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        for block in (mic, reference):
+            if block.rate != self.rate or block.channels != 1:
+                raise AudioError(
+                    f"echo canceller needs mono {self.rate} Hz blocks, "
+                    f"got {block.channels} ch at {block.rate} Hz"
+                )
+        if (mic.start, mic.frames) != (reference.start, reference.frames):
+            raise ProtocolError(
+                f"echo reference spans samples {reference.start}-{reference.end}, "
+                f"the mic {mic.start}-{mic.end}"
+            )
+        if self._pending_start is None:
+            self._pending_start = mic.start
+        elif mic.start != self._pending_start + len(self._mic):
+            raise ProtocolError(f"mic block at sample {mic.start} does not follow the previous one")
+        self._mic = np.concatenate((self._mic, mic.samples.astype(np.float32, copy=False)))
+        self._reference = np.concatenate((self._reference, reference.samples.astype(np.float32, copy=False)))
+        whole = len(self._mic) // self._frame * self._frame
+        cleaned: Samples = (
+            self._aec.process(self._mic[:whole], self._reference[:whole]) if whole else self._mic[:0]
+        )
+        # AEC3's first output is its start-up lag, audio from before the stream began: drop it.
+        dropped = min(self._lag_to_drop, len(cleaned))
+        self._lag_to_drop -= dropped
+        # Output sample k belongs D samples before input sample k; start-up lag not yet dropped shifts it on.
+        out_start = self._pending_start + dropped - AEC3_DELAY_SAMPLES + self._lag_to_drop
+        self._mic, self._reference = self._mic[whole:], self._reference[whole:]
+        self._pending_start += whole
+        return AudioBlock(np.asarray(cleaned[dropped:], dtype=np.float32), self.rate, out_start)
+
+    def reset(self) -> None:
+        """Forget the learned echo path and any held-back samples (a new device or room)."""
+        self._aec.reset()
+        self._mic = np.zeros(0, dtype=np.float32)
+        self._reference = np.zeros(0, dtype=np.float32)
+        self._pending_start = None
+        self._lag_to_drop = AEC3_DELAY_SAMPLES
