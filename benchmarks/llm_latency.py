@@ -1,0 +1,195 @@
+"""LLM latency figures, printed as JSON.
+
+- ``embedded_first_delta_ms``: time from starting a request to its first text delta, against the embedded
+  llama.cpp server (SmolLM2-135M), after one warm-up request; median of ``--runs``.
+- ``client_overhead_us_per_delta``: the client's own cost per delta (SSE parsing, JSON, event assembly),
+  measured against a loopback server that writes a whole pre-built reply at once.
+- ``cancel_return_ms`` / ``cancel_disconnect_ms``: from firing the cancel token mid-stream to the
+  stream returning, and to the server seeing the connection close (target: return within 50 ms).
+
+Usage: python benchmarks/llm_latency.py [--runs 10] [--deltas 5000] [--skip-embedded]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from voice.cancel import CancelToken
+from voice.conversation.items import UserText
+from voice.llm.embedded import EmbeddedServer
+from voice.llm.openai_client import OpenAIChatModel
+from voice.llm.port import ChatRequest, ChatSettings, Finished, TextDelta
+
+QUESTION = ChatRequest((UserText("Say hello."),), settings=ChatSettings(max_tokens=8, temperature=0.0))
+
+
+class LoopbackServer:
+    """Answers every request on 127.0.0.1 with ``respond(connection)``; records when clients hang up."""
+
+    def __init__(self, respond: Callable[[socket.socket], None]) -> None:
+        self._respond = respond
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+        self.hangups: list[float] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65_536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            while len(body) < length:
+                body += conn.recv(65_536)
+            self._respond(conn)
+            try:
+                while conn.recv(65_536):
+                    pass
+            except OSError:
+                pass
+            self.hangups.append(time.monotonic())
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def chunk(event: dict[str, Any] | str) -> bytes:
+    data = f"data: {event if isinstance(event, str) else json.dumps(event)}\n\n".encode()
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def delta(text: str) -> bytes:
+    return chunk({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+
+
+def client_overhead(deltas: int) -> float:
+    """Microseconds per delta with the whole reply already in the socket buffer."""
+    body = b"".join(delta(" word") for _ in range(deltas))
+    body += (
+        chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        + chunk("[DONE]")
+        + b"0\r\n\r\n"
+    )
+    server = LoopbackServer(lambda conn: conn.sendall(HEAD + body))
+    best = float("inf")
+    with OpenAIChatModel(server.url, "bench") as model:
+        for _ in range(5):
+            first: float | None = None
+            count = 0
+            for event in model.stream(QUESTION, CancelToken()):
+                if isinstance(event, TextDelta):
+                    first = first or time.perf_counter()
+                    count += 1
+            assert first is not None
+            assert count == deltas
+            best = min(best, (time.perf_counter() - first) / (count - 1) * 1e6)
+    server.close()
+    return best
+
+
+def cancel_latency(runs: int) -> tuple[list[float], list[float]]:
+    """Per run: ms from cancel to the stream returning, and to the server seeing the close."""
+
+    def slow(conn: socket.socket) -> None:
+        conn.sendall(HEAD + delta("Once"))  # then silence: only a cancel ends this stream
+
+    server = LoopbackServer(slow)
+    returns, hangups = [], []
+    with OpenAIChatModel(server.url, "bench") as model:
+        for _ in range(runs):
+            cancel = CancelToken()
+            seen_first = threading.Event()
+            ended: list[float] = []
+
+            def consume(
+                token: CancelToken = cancel, first: threading.Event = seen_first, end: list[float] = ended
+            ) -> None:
+                for event in model.stream(QUESTION, token):
+                    first.set()
+                    if isinstance(event, Finished):
+                        end.append(time.monotonic())
+
+            worker = threading.Thread(target=consume)
+            worker.start()
+            seen_first.wait(timeout=10)
+            hangups_before = len(server.hangups)
+            fired = time.monotonic()
+            cancel.cancel()
+            worker.join(timeout=10)
+            deadline = time.monotonic() + 5
+            while len(server.hangups) == hangups_before and time.monotonic() < deadline:
+                time.sleep(0.001)
+            returns.append((ended[0] - fired) * 1000)
+            hangups.append((server.hangups[-1] - fired) * 1000)
+    server.close()
+    return returns, hangups
+
+
+def embedded_first_delta(runs: int) -> list[float]:
+    """Milliseconds from request start to first delta against the embedded server (after a warm-up)."""
+    timings = []
+    with EmbeddedServer() as server, OpenAIChatModel(server.url, server.model) as model:
+        for run in range(runs + 1):
+            started = time.perf_counter()
+            first: float | None = None
+            for event in model.stream(QUESTION, CancelToken()):
+                if isinstance(event, TextDelta) and first is None:
+                    first = time.perf_counter()
+            if run > 0 and first is not None:  # run 0 warms the model up
+                timings.append((first - started) * 1000)
+    return timings
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+        "runs": len(values),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--deltas", type=int, default=5000)
+    parser.add_argument(
+        "--skip-embedded", action="store_true", help="no llama.cpp server (client figures only)"
+    )
+    args = parser.parse_args()
+    returns, hangups = cancel_latency(args.runs * 2)
+    result: dict[str, Any] = {
+        "client_overhead_us_per_delta": round(client_overhead(args.deltas), 2),
+        "cancel_return_ms": summary(returns),
+        "cancel_disconnect_ms": summary(hangups),
+    }
+    if not args.skip_embedded:
+        result["embedded_first_delta_ms"] = summary(embedded_first_delta(args.runs))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
