@@ -94,6 +94,7 @@ def main() -> None:
             first_audio_ms(piper, reply, args.delta_ms) for _ in range(args.rounds) for reply in REPLIES
         ],
     }
+    first_audio_median = {name: round(statistics.median(ms)) for name, ms in first_audio.items()}
     print(
         json.dumps(
             {
@@ -101,7 +102,7 @@ def main() -> None:
                 "asr": asr,
                 "utterance_s_median": round(statistics.median(a.duration_s for a in utterances), 2),
                 "tts_rtf_median": round(statistics.median(tts_rtf), 3),
-                "first_audio_ms_median": {name: round(statistics.median(v)) for name, v in first_audio.items()},
+                "first_audio_ms_median": first_audio_median,
             },
             indent=2,
         )
