@@ -6,9 +6,11 @@ import argparse
 import contextlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import write_wav
 from voice.components import load_synthesizer, load_transcriber, make_echo_canceller, make_engine
@@ -20,6 +22,7 @@ from voice.llm.port import ChatModel, ChatSettings
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
 from voice.sim.scenario import RealLlm, Scenario, load_scenario
+from voice.tts.port import Synthesizer
 
 OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl")
 
@@ -56,10 +59,28 @@ def real_llm_config(llm: RealLlm) -> LlmConfig:
     return resolve_llm_config(llm.url, llm.model, None, os.environ if llm.url is None else {})
 
 
+@dataclass(frozen=True)
+class SpeechModels:
+    """Whisper and piper, loaded once and shared by every run."""
+
+    transcriber: Transcriber
+    synthesizer: Synthesizer
+
+
+def load_speech_models() -> SpeechModels:
+    return SpeechModels(load_transcriber(), load_synthesizer())
+
+
 def run_scenario(
-    scenario: Scenario, out: Path, *, realtime: bool = False, llm_config: LlmConfig | None = None
+    scenario: Scenario,
+    out: Path,
+    *,
+    realtime: bool = False,
+    llm_config: LlmConfig | None = None,
+    models: SpeechModels | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` with the real components and write the four outputs into ``out``."""
+    models = models or load_speech_models()
     with contextlib.ExitStack() as stack:
         chat_model: ChatModel | None = None
         settings = ChatSettings()

@@ -157,13 +157,15 @@ class RoomSimulation:
                 self._runner.feed(event)
         self._runner.feed_finished_work()
         buffer = self._runner.buffer
-        played_before = buffer.audio_played_to
+        before = self._runner.played_of_turn(buffer.audio_played_to)
         self._speaker[t : t + BLOCK] = buffer.pull(BLOCK)
         progress = self._runner.played_of_turn(buffer.audio_played_to)
         if progress is not None:
-            self._note_reply_start(*progress)
+            turn, played = progress
+            self._note_reply_start(turn, played)
             # the turn's audio fills this block from its start, so its last played sample is here
-            self._runner.report_progress(buffer.audio_played_to, t + buffer.audio_played_to - played_before)
+            newly = played - before[1] if before is not None and before[0] == turn else played
+            self._runner.report_progress(buffer.audio_played_to, t + newly)
         mic = self._mic.block(t, BLOCK)
         echo = self.scenario.room.echo_gain_db
         if echo is not None:

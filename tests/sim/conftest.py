@@ -1,0 +1,53 @@
+"""Scenarios run once per test session with the real whisper and piper models (scripted LLM)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from voice.asr.whisper import WhisperTranscriber
+from voice.sim.commands import SpeechModels, load_speech_models, run_scenario
+from voice.sim.scenario import load_scenario
+
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
+SCENARIOS = sorted((AUDIO / "scenarios").glob("*.json"))
+
+RunScenario = Callable[[str], tuple[dict[str, Any], Path]]
+
+
+@pytest.fixture(scope="session")
+def speech_models() -> SpeechModels:
+    return load_speech_models()
+
+
+@pytest.fixture(scope="session")
+def judge() -> WhisperTranscriber:
+    """A second whisper, apart from the pipeline, that checks what the speaker really played."""
+    return WhisperTranscriber()
+
+
+@pytest.fixture(scope="session")
+def manifest() -> dict[str, dict[str, Any]]:
+    data = json.loads((AUDIO / "manifest.json").read_text())
+    return {fixture["file"]: fixture for fixture in data["fixtures"]}
+
+
+@pytest.fixture(scope="session")
+def simulated(speech_models: SpeechModels, tmp_path_factory: pytest.TempPathFactory) -> RunScenario:
+    """Runs a scenario by name (once per session) and returns its report and output folder."""
+    done: dict[str, tuple[dict[str, Any], Path]] = {}
+
+    def run(name: str) -> tuple[dict[str, Any], Path]:
+        if name not in done:
+            out = tmp_path_factory.mktemp(name)
+            report = run_scenario(
+                load_scenario(AUDIO / "scenarios" / f"{name}.json"), out, models=speech_models
+            )
+            done[name] = (report, out)
+        return done[name]
+
+    return run

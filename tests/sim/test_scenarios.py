@@ -1,0 +1,123 @@
+"""Every scenario in audio/scenarios through the real pipeline: the rules hold, and the numbers are true."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sim.conftest import SCENARIOS, RunScenario
+from voice.asr.whisper import WhisperTranscriber
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.wav import read_wav
+from voice.conversation.items import NOT_RUN_INTERRUPTED
+
+NAMES = [path.stem for path in SCENARIOS]
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def expectations(name: str) -> dict[str, Any]:
+    expect: dict[str, Any] = json.loads((SCENARIOS[0].parent / f"{name}.json").read_text())["expect"]
+    return expect
+
+
+def interrupting_onset(report: dict[str, Any], turn: dict[str, Any], manifest: dict[str, Any]) -> float:
+    """When the user's interrupting speech really began: its cue time plus the speech start in the WAV."""
+    onsets = [
+        cue["at_s"] + manifest[cue["wav"]]["start_s"]
+        for cue in report["user_audio"]
+        if cue["at_s"] is not None and manifest[cue["wav"]]["kind"] == "speech"
+    ]
+    during = [t for t in onsets if turn["audio_start_s"] <= t <= turn["audio_end_s"] + 0.05]
+    assert during, (
+        f"no user speech began while turn audio played ({turn['audio_start_s']}-{turn['audio_end_s']})"
+    )
+    return min(during)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", NAMES)
+def test_scenario_follows_the_rules_of_a_turn(name: str, simulated: RunScenario) -> None:
+    report, _ = simulated(name)
+    expect = expectations(name)
+    turns = report["turns"]
+
+    assert len(turns) == expect["requests"]
+    assert sum(t["interrupted"] for t in turns) == expect["interruptions"]
+    for turn, after in itertools.pairwise(turns):
+        assert turn["reply"].startswith(turn["spoken"])
+        if not turn["interrupted"]:
+            continue
+        carried = after["request"][len(turn["request"]) - 1 :]
+        if turn["spoken"]:
+            assert {"role": "assistant", "text": turn["spoken"], "interrupted": True} in carried
+        calls = [item for item in carried if item["role"] == "tool_call"]
+        results = [item for item in carried if item["role"] == "tool_result"]
+        assert [r["id"] for r in results] == [c["id"] for c in calls]
+        assert all(r["output"] == NOT_RUN_INTERRUPTED and r["failed"] for r in results)
+        if not turn["spoken"] and not calls:  # nothing crossed: the user's words were merged
+            before = turn["request"][-1]["text"]
+            assert after["request"][-1]["role"] == "user"
+            assert after["request"][-1]["text"].startswith(before + " ")
+        assert not any(
+            item.get("text") == turn["reply"] for item in carried if turn["reply"] != turn["spoken"]
+        )
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", [n for n in NAMES if expectations(n)["interruptions"]])
+def test_playback_goes_silent_within_300_ms_of_the_interrupting_speech(
+    name: str, simulated: RunScenario, manifest: dict[str, Any]
+) -> None:
+    report, _ = simulated(name)
+
+    for turn in report["turns"]:
+        if turn["interrupted"] and turn["audio_start_s"] is not None:
+            onset = interrupting_onset(report, turn, manifest)
+            assert turn["barge_in_s"] >= onset - 0.05  # never before the user spoke
+            assert turn["audio_end_s"] - onset <= 0.300
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", NAMES)
+def test_heard_text_matches_what_the_speaker_played(
+    name: str, simulated: RunScenario, judge: WhisperTranscriber
+) -> None:
+    report, out = simulated(name)
+    speaker = read_wav(out / "speaker.wav")
+
+    for turn in report["turns"]:
+        if turn["audio_start_s"] is None:
+            assert turn["spoken"] == ""
+            continue
+        start, end = (round(turn[key] * ENGINE_RATE) for key in ("audio_start_s", "audio_end_s"))
+        played = judge.transcribe(AudioBlock(speaker.samples[start:end], ENGINE_RATE), word_timings=True)
+        assert abs(len(words(played.text)) - len(words(turn["spoken"]))) <= 1, (played.text, turn["spoken"])
+
+
+@pytest.mark.models
+def test_a_cough_a_knock_and_a_click_do_not_interrupt(simulated: RunScenario) -> None:
+    report, _ = simulated("sounds-no-barge-in")
+
+    assert [turn["spoken"] for turn in report["turns"]] == [turn["reply"] for turn in report["turns"]]
+    assert not any(turn["interrupted"] for turn in report["turns"])
+
+
+@pytest.mark.models
+def test_the_same_scenario_twice_gives_identical_outputs(simulated: RunScenario, tmp_path: Path) -> None:
+    from voice.sim.commands import run_scenario
+    from voice.sim.scenario import load_scenario
+
+    first, first_out = simulated("interrupt-mid")
+    second = run_scenario(load_scenario(SCENARIOS[0].parent / "interrupt-mid.json"), tmp_path)
+
+    assert second == first
+    for name in ("mic.wav", "speaker.wav"):
+        assert (tmp_path / name).read_bytes() == (first_out / name).read_bytes()
