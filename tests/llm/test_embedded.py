@@ -139,7 +139,7 @@ PARENT = textwrap.dedent(
     import os, signal, sys, time
     from voice.llm.embedded import EmbeddedServer
 
-    with EmbeddedServer() as server:
+    with EmbeddedServer(warm_up=False) as server:
         print(server.pid, flush=True)
         if sys.argv[1] == "crash":
             os.kill(os.getpid(), signal.SIGKILL)

