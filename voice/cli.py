@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "voice.llm.commands",
     "voice.sim.commands",
     "voice.sim.demo_command",
+    "voice.chat.commands",
 )
 
 

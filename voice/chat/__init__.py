@@ -1,0 +1,1 @@
+"""`voice chat`: the assistant on a real microphone and speaker."""

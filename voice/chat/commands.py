@@ -1,0 +1,91 @@
+"""`voice chat`: talk with the assistant through the microphone and speaker; talk over it any time."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from voice.chat.driver import DeviceConversation, DeviceSettings
+from voice.chat.narrator import Narrator
+from voice.components import make_echo_canceller, make_engine
+from voice.conversation.continuation import Conversation
+from voice.conversation.session_log import SessionLog
+from voice.llm.config import add_llm_arguments, config_from_args
+from voice.llm.embedded import open_chat_model
+from voice.llm.port import ChatSettings
+from voice.runtime import ChatModelThinker, Work
+from voice.sim.commands import load_speech_models
+
+REPLY_TOKENS = 150  # a spoken answer; a small model left unbounded can talk for minutes
+
+
+def register(subparsers: Any) -> None:
+    chat = subparsers.add_parser("chat", help="talk with the assistant through your microphone and speaker")
+    chat.add_argument(
+        "--input-device", help="microphone: index or name from `voice devices` (default: system)"
+    )
+    chat.add_argument("--output-device", help="speaker: index or name from `voice devices` (default: system)")
+    chat.add_argument(
+        "--no-echo-cancel", action="store_true", help="for headsets: the speaker cannot reach the mic"
+    )
+    chat.add_argument("--session", type=Path, help="session log to append to (resumed if it exists)")
+    chat.add_argument("--seconds", type=float, help="stop after this much audio (default: until Ctrl-C)")
+    add_llm_arguments(chat)
+    chat.set_defaults(run=_chat)
+
+
+def default_session_path() -> Path:
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "voice" / "sessions" / f"chat-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
+
+
+def open_session(path: Path) -> tuple[SessionLog, Conversation]:
+    """Resume the log at ``path`` (its history continues) or start a new one there."""
+    if path.exists():
+        log, loaded = SessionLog.resume(path)
+        return log, loaded.conversation()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SessionLog.create(path), Conversation()
+
+
+def _device(text: str | None) -> int | str | None:
+    return int(text) if text is not None and text.isdigit() else text
+
+
+def _chat(args: argparse.Namespace) -> int:
+    config = config_from_args(args, os.environ)
+    session_path: Path = args.session or default_session_path()
+    print("loading whisper and piper...", flush=True)
+    models = load_speech_models()
+    log, conversation = open_session(session_path)
+    with log, open_chat_model(config) as model:
+        work = Work(threaded=True)
+        thinker = ChatModelThinker(model, ChatSettings(max_tokens=REPLY_TOKENS), work)
+        engine = make_engine(conversation)
+        talk = DeviceConversation(
+            engine,
+            models,
+            thinker,
+            work,
+            None if args.no_echo_cancel else make_echo_canceller(),
+            DeviceSettings(_device(args.input_device), _device(args.output_device)),
+            log,
+        )
+        narrator = Narrator(engine)
+
+        async def main() -> None:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)
+            print(f"listening (session log {session_path}); talk any time, Ctrl-C to stop", flush=True)
+            await talk.run(args.seconds, narrator.update)
+
+        try:
+            asyncio.run(main())
+        finally:
+            thinker.cancel_all()
+            work.close()
+    return 0
