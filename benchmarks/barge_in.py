@@ -1,0 +1,423 @@
+"""Whole-pipeline barge-in figures from the scenarios in audio/scenarios, printed as JSON (design §5).
+
+- ``barge_in_reaction``: for every interrupted turn of every scenario (virtual time, deterministic), the
+  time from the TRUE onset of the interrupting user speech (its cue's placed time plus the WAV's measured
+  ``start_s`` from audio/manifest.json) to the end of playback (the turn's ``audio_end_s``); n, p50, p95
+  (numpy linear interpolation), max in ms, for scenarios without echo and with echo (``room.echo_gain_db``).
+- ``echo_robustness``: room-echo-noise and plain-turn again with echo at -6, -10, -14, -20 dB over -30 dB
+  pink noise: self-interruptions (a turn cut with no user speech onset inside its audio), false barge-ins
+  (pauses that resumed) and the reaction of the real interruptions.
+- ``spoken_prefix``: a separate whisper transcribes speaker.wav over each played turn; a turn passes when
+  its word count is within one word of the report's ``spoken``.
+- ``voice_to_voice``: real-time runs of plain-turn, pause-mid-sentence and interrupt-mid: end of the user's
+  speech (cue time plus the WAV's ``end_s``) to the first reply audio, raw and minus the VAD's endpointing
+  silence; each turn also says how much of it remains in virtual time (endpointing, the scripted LLM's
+  first-delta delay and the wait for the first clause) and how much is compute (ASR, TTS, threads).
+- ``memory``: peak RSS (getrusage) of a fresh process that loads tiny.en, joe-medium and the echo
+  canceller and runs room-echo-noise once.
+
+Usage: python benchmarks/barge_in.py [--keep DIR]   (3-4 minutes on 2 cores)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.asr.whisper import WhisperTranscriber
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.vad import DEFAULT_QUIET
+from voice.audio.wav import read_wav
+from voice.components import make_echo_canceller, make_engine
+from voice.sim.commands import SpeechModels, load_speech_models, run_scenario
+from voice.sim.driver import Pipeline, RoomSimulation
+from voice.sim.scenario import load_scenario
+
+AUDIO = Path(__file__).resolve().parents[1] / "audio"
+SCENARIOS = AUDIO / "scenarios"
+ECHO_LEVELS_DB = (-6.0, -10.0, -14.0, -20.0)
+ECHO_NOISE_DB = -30.0
+ECHO_BASES = ("room-echo-noise", "plain-turn")
+REALTIME_SCENARIOS = ("plain-turn", "pause-mid-sentence", "interrupt-mid")
+MEMORY_SCENARIO = "room-echo-noise"
+# An onset may sit up to one VAD frame after the last played sample and still be the cause of the stop.
+ONSET_SLACK_S = 0.05
+
+BARS = {
+    "reaction_p95_ms_without_echo": 300.0,
+    "reaction_p95_ms_with_echo_minus_10_db": 350.0,
+    "spoken_prefix_fraction": 0.95,
+    "voice_to_voice_minus_endpointing_ms": 300.0,
+    "peak_rss_mb": 600.0,
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scenario run: its name, the report, where its outputs are, and whether the room had echo."""
+
+    name: str
+    report: dict[str, Any]
+    out: Path
+    echo_db: float | None
+
+
+def progress(message: str, started: float) -> None:
+    print(f"[{time.monotonic() - started:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def load_manifest() -> dict[str, dict[str, Any]]:
+    data = json.loads((AUDIO / "manifest.json").read_text(encoding="utf-8"))
+    return {fixture["file"]: fixture for fixture in data["fixtures"]}
+
+
+def speech_cues(report: dict[str, Any], manifest: dict[str, dict[str, Any]]) -> list[tuple[float, float]]:
+    """(true onset, true end) in seconds of every user speech cue that was placed on the mic."""
+    return [
+        (cue["at_s"] + manifest[cue["wav"]]["start_s"], cue["at_s"] + manifest[cue["wav"]]["end_s"])
+        for cue in report["user_audio"]
+        if cue["at_s"] is not None and manifest[cue["wav"]]["kind"] == "speech"
+    ]
+
+
+def interrupting_onset(turn: dict[str, Any], cues: list[tuple[float, float]]) -> float | None:
+    """The earliest speech onset inside the turn's audio span, or None if no user spoke while it played."""
+    onsets = [
+        onset for onset, _end in cues if turn["audio_start_s"] <= onset <= turn["audio_end_s"] + ONSET_SLACK_S
+    ]
+    return min(onsets, default=None)
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 1)
+
+
+def summary(values_ms: list[float]) -> dict[str, Any]:
+    if not values_ms:
+        return {"n": 0, "p50_ms": None, "p95_ms": None, "max_ms": None}
+    values = np.asarray(values_ms)
+    return {
+        "n": len(values_ms),
+        "p50_ms": round(float(np.percentile(values, 50)), 1),
+        "p95_ms": round(float(np.percentile(values, 95)), 1),
+        "max_ms": round(float(values.max()), 1),
+    }
+
+
+def simulate(path: Path, out: Path, models: SpeechModels, *, realtime: bool = False) -> Run:
+    scenario = load_scenario(path)
+    out.mkdir(parents=True)
+    report = run_scenario(scenario, out, realtime=realtime, models=models)
+    return Run(path.stem, report, out, scenario.room.echo_gain_db)
+
+
+def echo_variant(base: str, echo_db: float, folder: Path) -> Path:
+    """A copy of scenario ``base`` with absolute wav paths, echo at ``echo_db`` and pink noise under it."""
+    data = json.loads((SCENARIOS / f"{base}.json").read_text(encoding="utf-8"))
+    for cue in data["user"]:
+        cue["wav"] = str((SCENARIOS / cue["wav"]).resolve())
+    room = data.get("room", {})
+    room["echo_gain_db"] = echo_db
+    room["noise"] = {"wav": str((AUDIO / "pink-noise.wav").resolve()), "gain_db": ECHO_NOISE_DB}
+    data["room"] = room
+    path = folder / f"{base}-echo{int(echo_db)}.json"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
+
+
+def turn_outcomes(run: Run, manifest: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per run: reactions of real interruptions, self-interruptions, false barge-ins, unfinished replies."""
+    cues = speech_cues(run.report, manifest)
+    reactions: list[dict[str, Any]] = []
+    self_interruptions: list[dict[str, Any]] = []
+    unfinished = 0
+    for index, turn in enumerate(run.report["turns"], start=1):
+        if not turn["interrupted"]:
+            unfinished += turn["audio_start_s"] is not None and turn["spoken"] != turn["reply"]
+            continue
+        if turn["audio_start_s"] is None:
+            continue  # cancelled while thinking: nothing was playing, so there is nothing to stop
+        onset = interrupting_onset(turn, cues)
+        if onset is None:
+            self_interruptions.append(
+                {
+                    "turn": index,
+                    "audio_start_s": turn["audio_start_s"],
+                    "audio_end_s": turn["audio_end_s"],
+                    "barge_in_s": turn["barge_in_s"],
+                }
+            )
+            continue
+        reactions.append(
+            {
+                "turn": index,
+                "onset_s": round(onset, 3),
+                "barge_in_s": turn["barge_in_s"],
+                "audio_end_s": turn["audio_end_s"],
+                "reaction_ms": ms(turn["audio_end_s"] - onset),
+            }
+        )
+    return {
+        "turns": len(run.report["turns"]),
+        "interrupted": sum(turn["interrupted"] for turn in run.report["turns"]),
+        "reactions": reactions,
+        "self_interruptions": self_interruptions,
+        "false_barge_ins": sum(turn.get("false_barge_ins", 0) for turn in run.report["turns"]),
+        "unfinished_replies": unfinished,
+    }
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def spoken_prefix(runs: list[Run], judge: WhisperTranscriber) -> dict[str, Any]:
+    """How often the report's heard text has the word count of what speaker.wav really played (±1)."""
+    checked: list[tuple[bool, bool]] = []  # (interrupted, within one word)
+    misses: list[dict[str, Any]] = []
+    for run in runs:
+        speaker = read_wav(run.out / "speaker.wav").samples
+        for index, turn in enumerate(run.report["turns"], start=1):
+            if turn["audio_start_s"] is None:
+                continue
+            start, end = (round(turn[key] * ENGINE_RATE) for key in ("audio_start_s", "audio_end_s"))
+            played = judge.transcribe(AudioBlock(speaker[start:end], ENGINE_RATE), word_timings=True)
+            difference = len(words(played.text)) - len(words(turn["spoken"]))
+            checked.append((turn["interrupted"], abs(difference) <= 1))
+            if abs(difference) > 1:
+                misses.append(
+                    {
+                        "run": run.name,
+                        "turn": index,
+                        "interrupted": turn["interrupted"],
+                        "spoken": turn["spoken"],
+                        "whisper_heard": played.text,
+                        "word_difference": difference,
+                    }
+                )
+    cut = [ok for interrupted, ok in checked if interrupted]
+    return {
+        "turns": len(checked),
+        "within_one_word": sum(ok for _, ok in checked),
+        "fraction": round(sum(ok for _, ok in checked) / len(checked), 3) if checked else None,
+        "interrupted_turns": len(cut),
+        "interrupted_fraction": round(sum(cut) / len(cut), 3) if cut else None,
+        "misses": misses,
+    }
+
+
+def reply_delays(run: Run, manifest: dict[str, dict[str, Any]]) -> dict[int, tuple[float, float]]:
+    """Turn number → (end of the user's speech it answers, first reply audio), for turns answering a user."""
+    ends = [end for _onset, end in speech_cues(run.report, manifest)]
+    delays = {}
+    for index, turn in enumerate(run.report["turns"], start=1):
+        if turn["audio_start_s"] is None or turn["request"][-1]["role"] != "user":
+            continue  # nothing played, or a follow-up that answers a tool result
+        before = [end for end in ends if end <= turn["audio_start_s"]]
+        if before:
+            delays[index] = (max(before), turn["audio_start_s"])
+    return delays
+
+
+def voice_to_voice(
+    realtime: list[Run], virtual: dict[str, Run], manifest: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """End of the user's speech to the first reply audio, paced in real time.
+
+    The same turn in the virtual-time run (ASR, TTS and the machine's speed take no time there) splits
+    the figure into what the design waits for (endpointing, the scripted LLM, the first clause) and
+    what computing costs (``compute_ms``).
+    """
+    endpointing_ms = float(DEFAULT_QUIET.end_silence_ms)
+    rows: list[dict[str, Any]] = []
+    for run in realtime:
+        ideal = reply_delays(virtual[run.name], manifest)
+        for index, (user_end, audio_start) in reply_delays(run, manifest).items():
+            latency = ms(audio_start - user_end)
+            row: dict[str, Any] = {
+                "scenario": run.name,
+                "turn": index,
+                "user_end_s": round(user_end, 3),
+                "audio_start_s": audio_start,
+                "ms": latency,
+                "minus_endpointing_ms": round(latency - endpointing_ms, 1),
+            }
+            if index in ideal:
+                row["virtual_time_ms"] = ms(ideal[index][1] - ideal[index][0])
+                row["compute_ms"] = round(latency - row["virtual_time_ms"], 1)
+            rows.append(row)
+    latencies = [row["ms"] for row in rows]
+    median = round(statistics.median(latencies), 1) if latencies else None
+    return {
+        "turns": rows,
+        "median_ms": median,
+        "endpointing_ms": endpointing_ms,
+        "median_minus_endpointing_ms": None if median is None else round(median - endpointing_ms, 1),
+    }
+
+
+def memory_probe() -> dict[str, Any]:
+    """In a fresh process: load the models and the echo canceller once, run one scenario, read peak RSS."""
+    models = load_speech_models()
+    pipeline = Pipeline(models.transcriber, models.synthesizer, make_engine, make_echo_canceller())
+    RoomSimulation(load_scenario(SCENARIOS / f"{MEMORY_SCENARIO}.json"), pipeline).run()
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {"scenario": MEMORY_SCENARIO, "peak_rss_mb": round(peak_kib / 1024, 1)}
+
+
+def measure_memory() -> dict[str, Any]:
+    probe = subprocess.run(
+        [sys.executable, __file__, "--memory-probe"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(probe.stdout)
+    return result
+
+
+def within(value: float | None, bar: float, *, at_least: bool = False) -> bool | None:
+    """Whether a measured value meets its bar; None when nothing was measured."""
+    if value is None:
+        return None
+    return value >= bar if at_least else value <= bar
+
+
+def bars(result: dict[str, Any]) -> dict[str, bool | None]:
+    levels = {level["echo_gain_db"]: level for level in result["echo_robustness"]["levels"]}
+    self_interruptions = (
+        result["echo_robustness"]["self_interruptions"] + result["barge_in_reaction"]["self_interruptions"]
+    )
+    return {
+        "reaction_p95_without_echo": within(
+            result["barge_in_reaction"]["without_echo"]["p95_ms"], BARS["reaction_p95_ms_without_echo"]
+        ),
+        "reaction_p95_with_minus_10_db_echo": within(
+            levels[-10.0]["reaction"]["p95_ms"], BARS["reaction_p95_ms_with_echo_minus_10_db"]
+        ),
+        "never_stops_itself": self_interruptions == 0,
+        "spoken_prefix_of_interruptions": within(
+            result["spoken_prefix"]["interrupted_fraction"], BARS["spoken_prefix_fraction"], at_least=True
+        ),
+        "voice_to_voice": within(
+            result["voice_to_voice"]["median_minus_endpointing_ms"],
+            BARS["voice_to_voice_minus_endpointing_ms"],
+        ),
+        "memory": result["memory"]["peak_rss_mb"] < BARS["peak_rss_mb"],
+    }
+
+
+def benchmark(work: Path) -> dict[str, Any]:
+    started = time.monotonic()
+    manifest = load_manifest()
+    # First, while this process is small: a child's ru_maxrss starts from its parent's RSS at the fork.
+    progress("memory: a fresh process with tiny.en, joe-medium and AEC", started)
+    memory = measure_memory()
+    progress("loading whisper and piper", started)
+    models = load_speech_models()
+
+    scenario_runs: list[Run] = []
+    for path in sorted(SCENARIOS.glob("*.json")):
+        progress(f"scenario {path.stem}", started)
+        scenario_runs.append(simulate(path, work / "scenarios" / path.stem, models))
+    outcomes = {run.name: turn_outcomes(run, manifest) for run in scenario_runs}
+    reaction_groups: dict[str, list[float]] = {"without_echo": [], "with_echo": []}
+    for run in scenario_runs:
+        group = "without_echo" if run.echo_db is None else "with_echo"
+        reaction_groups[group] += [r["reaction_ms"] for r in outcomes[run.name]["reactions"]]
+
+    variants = work / "echo-scenarios"
+    variants.mkdir(parents=True)
+    echo_runs: list[Run] = []
+    levels: list[dict[str, Any]] = []
+    for echo_db in ECHO_LEVELS_DB:
+        level_runs = []
+        for base in ECHO_BASES:
+            progress(f"echo {echo_db:+.0f} dB: {base}", started)
+            path = echo_variant(base, echo_db, variants)
+            level_runs.append(simulate(path, work / "echo" / path.stem, models))
+        per_run = {run.name: turn_outcomes(run, manifest) for run in level_runs}
+        levels.append(
+            {
+                "echo_gain_db": echo_db,
+                "noise_gain_db": ECHO_NOISE_DB,
+                "self_interruptions": sum(len(o["self_interruptions"]) for o in per_run.values()),
+                "false_barge_ins": sum(o["false_barge_ins"] for o in per_run.values()),
+                "unfinished_replies": sum(o["unfinished_replies"] for o in per_run.values()),
+                "reaction": summary([r["reaction_ms"] for o in per_run.values() for r in o["reactions"]]),
+                "runs": per_run,
+            }
+        )
+        echo_runs += level_runs
+
+    progress("spoken prefix: transcribing speaker.wav with a separate whisper", started)
+    prefix = spoken_prefix(scenario_runs + echo_runs, WhisperTranscriber())
+
+    realtime_runs = []
+    for name in REALTIME_SCENARIOS:
+        progress(f"real time: {name}", started)
+        realtime_runs.append(
+            simulate(SCENARIOS / f"{name}.json", work / "realtime" / name, models, realtime=True)
+        )
+    v2v = voice_to_voice(realtime_runs, {run.name: run for run in scenario_runs}, manifest)
+
+    result: dict[str, Any] = {
+        "barge_in_reaction": {
+            "without_echo": summary(reaction_groups["without_echo"]),
+            "with_echo": summary(reaction_groups["with_echo"]),
+            "self_interruptions": sum(len(o["self_interruptions"]) for o in outcomes.values()),
+            "false_barge_ins": sum(o["false_barge_ins"] for o in outcomes.values()),
+            "scenarios": outcomes,
+        },
+        "echo_robustness": {
+            "self_interruptions": sum(level["self_interruptions"] for level in levels),
+            "false_barge_ins": sum(level["false_barge_ins"] for level in levels),
+            "levels": levels,
+        },
+        "spoken_prefix": prefix,
+        "voice_to_voice": v2v,
+        "memory": memory,
+        "bars": BARS,
+    }
+    result["bars_met"] = bars(result)
+    result["wall_s"] = round(time.monotonic() - started, 1)
+    progress("done", started)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="write every run's outputs here (a new folder) and keep them"
+    )
+    parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_probe:
+        print(json.dumps(memory_probe()))
+        return 0
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)
+        result = benchmark(args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="barge-in-") as folder:
+            result = benchmark(Path(folder))
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
