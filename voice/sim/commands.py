@@ -91,8 +91,9 @@ def run_scenario(
         # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
         echo_canceller = make_echo_canceller() if scenario.room.echo_gain_db is not None else None
         pipeline = Pipeline(
-            load_transcriber(), load_synthesizer(), make_engine, echo_canceller, chat_model, settings
+            models.transcriber, models.synthesizer, make_engine, echo_canceller, chat_model, settings
         )
+        out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
         result = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log).run()
     return write_outputs(result, out)
