@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechStarted, VadEvent
+from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.items import NOT_RUN_INTERRUPTED, AssistantText, ToolCall, ToolResult, UserText
 from voice.engine.actions import (
     CancelTurn,
@@ -284,5 +284,33 @@ def test_a_failure_after_words_were_heard_is_told_not_retried() -> None:
 def test_an_event_the_phase_does_not_expect_names_both() -> None:
     room = Room()
 
-    with pytest.raises(ProtocolError, match="TranscriptReady is not expected while listening"):
-        room.engine.handle(TranscriptReady(1, "hello"))
+    with pytest.raises(ProtocolError, match="SpeechEnded is not expected while listening"):
+        room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)))
+
+
+def test_a_transcript_ready_before_endpointing_answers_as_soon_as_it_confirms() -> None:
+    room = Room()
+    utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)
+    room.tick(SpeechStarted(0))
+    assert room.tick(SpeechPaused(BLOCK, utterance)) == [Transcribe(1, utterance)]
+    assert room.engine.handle(TranscriptReady(1, QUESTION)) == []  # the user may still go on
+
+    actions = room.tick(SpeechEnded(BLOCK, utterance))
+
+    assert [type(a) for a in actions] == [SendRequest]
+    assert room.engine.speech[0].transcript == QUESTION
+
+
+def test_speech_after_an_early_transcript_makes_it_stale() -> None:
+    room = Room()
+    first = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)
+    whole = AudioBlock(np.zeros(3 * BLOCK, np.float32), ENGINE_RATE, 0)
+    room.tick(SpeechStarted(0))
+    room.tick(SpeechPaused(BLOCK, first))
+    assert room.engine.handle(TranscriptReady(1, "I was wondering")) == []
+
+    assert room.tick(SpeechEnded(3 * BLOCK, whole)) == [Transcribe(2, whole)]
+    actions = room.engine.handle(TranscriptReady(2, "I was wondering what time it is."))
+
+    assert isinstance(actions[0], SendRequest)
+    assert actions[0].request.items == (UserText("I was wondering what time it is."),)

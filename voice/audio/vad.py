@@ -26,6 +26,10 @@ class VadSettings:
 
     Speech starts once ``start_voiced_ms`` of voiced frames fall within the last ``start_window_ms``;
     it ends after ``end_silence_ms`` without a voiced frame (endpointing) or at ``max_utterance_ms``.
+    After ``speculate_ms`` of silence the utterance so far is offered early, so ASR can run while
+    endpointing waits (never when None or not below ``end_silence_ms``); the offer equals the final
+    utterance when ``speculate_ms`` is at least the tail (the shorter of pre-roll and end silence) and
+    no speech follows.
     Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise).
     """
 
@@ -37,6 +41,7 @@ class VadSettings:
     pre_roll_ms: int = 300
     min_level_dbfs: float = -60.0
     max_utterance_ms: int = 30_000
+    speculate_ms: int | None = 300
 
     def __post_init__(self) -> None:
         if self.aggressiveness not in (0, 1, 2, 3):
@@ -50,6 +55,8 @@ class VadSettings:
             )
         if self.end_silence_ms <= 0 or self.pre_roll_ms < 0:
             raise ConfigError("VAD end_silence_ms must be positive and pre_roll_ms not negative")
+        if self.speculate_ms is not None and self.speculate_ms <= 0:
+            raise ConfigError(f"VAD speculate_ms must be positive or None, got {self.speculate_ms}")
         if self.max_utterance_ms <= self.start_window_ms:
             raise ConfigError(
                 f"VAD max_utterance_ms must exceed start_window_ms, got {self.max_utterance_ms}"
@@ -87,7 +94,18 @@ class SpeechEnded:
     utterance: AudioBlock
 
 
-VadEvent = SpeechStarted | SpeechEnded
+@dataclass(frozen=True)
+class SpeechPaused:
+    """``speculate_ms`` of silence after voiced audio ending at ``sample``: the utterance may be over.
+
+    ``utterance`` is what SpeechEnded would carry if no more speech follows before endpointing.
+    """
+
+    sample: int
+    utterance: AudioBlock
+
+
+VadEvent = SpeechStarted | SpeechPaused | SpeechEnded
 
 
 @dataclass(frozen=True)
@@ -125,6 +143,7 @@ class VoiceActivityDetector:
         self._active: int | None = None
         self._utterance: list[_Frame] = []
         self._last_voiced_end = 0
+        self._offered = -1  # voiced end of the utterance last offered by SpeechPaused
 
     @property
     def in_speech(self) -> bool:
@@ -191,6 +210,12 @@ class VoiceActivityDetector:
         length = frame.start + self._frame_len - self._utterance[0].start
         if silence >= settings.end_silence_ms * self.rate // 1000 or length >= self._max_samples(settings):
             return self._end(settings)
+        speculate = settings.speculate_ms
+        early = speculate is not None and speculate < settings.end_silence_ms
+        offer_at = (speculate or 0) * self.rate // 1000
+        if early and silence >= offer_at and self._offered != self._last_voiced_end:
+            self._offered = self._last_voiced_end
+            return SpeechPaused(self._last_voiced_end, self._utterance_audio(settings))
         return None
 
     def _look_for_onset(self, mode: int) -> SpeechStarted | None:
@@ -209,11 +234,14 @@ class VoiceActivityDetector:
     def _max_samples(self, settings: VadSettings) -> int:
         return settings.max_utterance_ms * self.rate // 1000
 
-    def _end(self, settings: VadSettings) -> SpeechEnded:
+    def _utterance_audio(self, settings: VadSettings) -> AudioBlock:
         tail = min(settings.pre_roll_ms, settings.end_silence_ms) * self.rate // 1000
         start = self._utterance[0].start
         audio = np.concatenate([f.samples for f in self._utterance])[: self._last_voiced_end + tail - start]
-        ended = SpeechEnded(self._last_voiced_end, AudioBlock(audio, self.rate, start))
+        return AudioBlock(audio, self.rate, start)
+
+    def _end(self, settings: VadSettings) -> SpeechEnded:
+        ended = SpeechEnded(self._last_voiced_end, self._utterance_audio(settings))
         self._listen_from = self._utterance[-1].start + self._frame_len
         self._active = None
         self._utterance = []

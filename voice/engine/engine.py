@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechStarted, VadEvent
+from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.items import ToolCall
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
@@ -114,8 +114,11 @@ class Engine:
         self.phase = Phase.LISTENING
         self.clock = 0
         self._turn: _Turn | None = None
-        self._utterances = 0
-        self._transcribing = 0
+        self._transcriptions = 0
+        self._transcribing = 0  # final transcripts still to come
+        self._utterance_of: dict[int, SpeechRecord] = {}
+        self._speculation: tuple[int, int] | None = None  # (transcription, voiced end) offered early
+        self._early_transcripts: dict[int, str] = {}
         self._open_speech: SpeechRecord | None = None
         self.turns: list[TurnRecord] = []
         self.speech: list[SpeechRecord] = []
@@ -169,18 +172,35 @@ class Engine:
         turn.paused = True
         return [PausePlayback(turn.number)]
 
+    def _on_speech_paused(self, event: SpeechPaused) -> list[EngineAction]:
+        """The user may have finished: transcribe now, while endpointing still waits to be sure."""
+        self._transcriptions += 1
+        self._speculation = (self._transcriptions, event.sample)
+        return [Transcribe(self._transcriptions, event.utterance)]
+
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
         record = self._open_speech or SpeechRecord(event.utterance.start, event.sample)
         record.end = event.sample
         self.speech.append(record)
         self._open_speech = None
-        self._utterances += 1
         self._transcribing += 1
         self.phase = Phase.THINKING
-        return [Transcribe(self._utterances, event.utterance)]
+        speculation, self._speculation = self._speculation, None
+        if speculation is not None and speculation[1] == event.sample:  # nothing was said since the offer
+            self._utterance_of[speculation[0]] = record
+            early = self._early_transcripts.pop(speculation[0], None)
+            return [] if early is None else self._on_transcript(TranscriptReady(speculation[0], early))
+        self._early_transcripts.clear()
+        self._transcriptions += 1
+        self._utterance_of[self._transcriptions] = record
+        return [Transcribe(self._transcriptions, event.utterance)]
 
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
-        record = self.speech[event.utterance - 1]
+        record = self._utterance_of.pop(event.utterance, None)
+        if record is None:
+            if self._speculation is not None and self._speculation[0] == event.utterance:
+                self._early_transcripts[event.utterance] = event.text  # kept until endpointing confirms
+            return []  # or a speculation the user talked past: dropped
         record.transcript = event.text
         self._transcribing -= 1
         turn = self._turn
@@ -372,7 +392,9 @@ _LLM_EVENTS: dict[type, Handler] = {
 _TRANSITIONS: dict[tuple[Phase, type], Handler] = {
     (Phase.LISTENING, MicAudio): _E._on_mic,
     (Phase.LISTENING, SpeechStarted): _E._on_speech_started,
+    (Phase.LISTENING, TranscriptReady): _E._on_transcript,
     (Phase.USER_SPEAKING, MicAudio): _E._on_mic,
+    (Phase.USER_SPEAKING, SpeechPaused): _E._on_speech_paused,
     (Phase.USER_SPEAKING, SpeechEnded): _E._on_speech_ended,
     (Phase.USER_SPEAKING, TranscriptReady): _E._on_transcript,
     (Phase.USER_SPEAKING, ToolDone): _E._on_tool_done,
