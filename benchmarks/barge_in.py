@@ -13,10 +13,15 @@
   speech (cue time plus the WAV's ``end_s``) to the first reply audio, raw and minus the VAD's endpointing
   silence; each turn also says how much of it remains in virtual time (endpointing, the scripted LLM's
   first-delta delay and the wait for the first clause) and how much is compute (ASR, TTS, threads).
+- ``voice_to_voice_local_models``: the same figure with every model real and local, as design §5 means
+  it: the ``voice demo`` conversation paced in real time, three times, with the embedded llama.cpp
+  server (SmolLM2-135M) started once for all runs. Per turn that answers the user: the median over the
+  runs, and where the time went (endpointing, ASR running past it, the LLM until the first clause,
+  synthesis of the first chunk); ``llm_alone`` sends the same requests again with nothing else running.
 - ``memory``: peak RSS (getrusage) of a fresh process that loads tiny.en, joe-medium and the echo
   canceller and runs room-echo-noise once.
 
-Usage: python benchmarks/barge_in.py [--keep DIR]   (3-4 minutes on 2 cores)
+Usage: python benchmarks/barge_in.py [--keep DIR]   (about 4 minutes on 2 cores)
 """
 
 from __future__ import annotations
@@ -36,14 +41,23 @@ from typing import Any
 
 import numpy as np
 
+from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import DEFAULT_QUIET
 from voice.audio.wav import read_wav
+from voice.cancel import CancelToken
 from voice.components import make_echo_canceller, make_engine
+from voice.conversation.items import item_from_json
+from voice.llm.config import LlmConfig, resolve_llm_config
+from voice.llm.embedded import EmbeddedServer, open_chat_model
+from voice.llm.port import ChatRequest, ChatSettings, TextDelta
 from voice.sim.commands import SpeechModels, load_speech_models, run_scenario
-from voice.sim.driver import Pipeline, RoomSimulation
-from voice.sim.scenario import load_scenario
+from voice.sim.demo_command import demo_scenario
+from voice.sim.driver import BLOCK, Pipeline, RoomSimulation
+from voice.sim.scenario import RealLlm, load_scenario
+from voice.tts.chunker import SpeechChunker
+from voice.tts.port import Synthesis, Synthesizer
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 SCENARIOS = AUDIO / "scenarios"
@@ -52,6 +66,8 @@ ECHO_NOISE_DB = -30.0
 ECHO_BASES = ("room-echo-noise", "plain-turn")
 REALTIME_SCENARIOS = ("plain-turn", "pause-mid-sentence", "interrupt-mid")
 MEMORY_SCENARIO = "room-echo-noise"
+LOCAL_RUNS = 3
+LOCAL_MAX_TOKENS = 60  # as `voice demo` asks
 # An onset may sit up to one VAD frame after the last played sample and still be the cause of the stop.
 ONSET_SLACK_S = 0.05
 
@@ -60,6 +76,7 @@ BARS = {
     "reaction_p95_ms_with_echo_minus_10_db": 350.0,
     "spoken_prefix_fraction": 0.95,
     "voice_to_voice_minus_endpointing_ms": 300.0,
+    "voice_to_voice_local_models_minus_endpointing_ms": 300.0,
     "peak_rss_mb": 600.0,
 }
 
@@ -268,6 +285,208 @@ def voice_to_voice(
     }
 
 
+@dataclass(frozen=True)
+class Call:
+    """One transcription or synthesis, on the monotonic clock."""
+
+    started: float
+    ended: float
+
+
+class TimedTranscriber:
+    """A transcriber that notes when each of its calls ran (from the engine's ASR worker)."""
+
+    def __init__(self, inner: Transcriber) -> None:
+        self.inner = inner
+        self.calls: list[Call] = []
+
+    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+        started = time.monotonic()
+        transcript = self.inner.transcribe(audio, word_timings=word_timings)
+        self.calls.append(Call(started, time.monotonic()))
+        return transcript
+
+
+class TimedSynthesizer:
+    """A synthesizer that notes when each of its calls ran (from the engine's TTS worker)."""
+
+    def __init__(self, inner: Synthesizer) -> None:
+        self.inner = inner
+        self.calls: list[Call] = []
+
+    def synthesize(self, text: str) -> Synthesis:
+        started = time.monotonic()
+        synthesis = self.inner.synthesize(text)
+        self.calls.append(Call(started, time.monotonic()))
+        return synthesis
+
+
+@dataclass(frozen=True)
+class TimedRun:
+    """A real-time run with the wall-clock times of its ASR and TTS calls."""
+
+    run: Run
+    asr: list[Call]
+    tts: list[Call]
+
+
+def local_demo_run(models: SpeechModels, llm_config: LlmConfig, out: Path) -> TimedRun:
+    transcriber, synthesizer = TimedTranscriber(models.transcriber), TimedSynthesizer(models.synthesizer)
+    scenario = demo_scenario(RealLlm(None, None, max_tokens=LOCAL_MAX_TOKENS))
+    report = run_scenario(
+        scenario,
+        out,
+        realtime=True,
+        llm_config=llm_config,
+        models=SpeechModels(transcriber, synthesizer),
+    )
+    return TimedRun(Run("demo", report, out, None), transcriber.calls, synthesizer.calls)
+
+
+def reply_parts(
+    timed: TimedRun, user_end: float, audio_start: float, started: float
+) -> dict[str, float] | None:
+    """Where the time from the end of the user's speech to the first reply audio went, in ms.
+
+    The first reply audio plays from the first 20 ms block after its first chunk is synthesized, so
+    that chunk's end ties the wall clock to the room's (within one block) and the parts add up to the
+    whole: endpointing as the VAD cut it, ASR still running after it (the request waits for the
+    transcript), the LLM until the first clause is complete, and the synthesis of that clause.
+    ``started`` is the wall clock just before the run began, which only picks out the right calls.
+    """
+    chunk = next((c for c in timed.tts if c.ended - started >= audio_start - BLOCK / ENGINE_RATE), None)
+    transcriptions = [c for c in timed.asr if chunk is not None and c.ended <= chunk.started]
+    voiced_ends = [s["end_s"] for s in timed.run.report["user_speech"] if s["end_s"] <= audio_start]
+    if chunk is None or not transcriptions or not voiced_ends:
+        return None
+    asr = transcriptions[-1]
+    offset = chunk.ended - audio_start  # wall clock minus room clock
+    endpoint = max(voiced_ends) + DEFAULT_QUIET.end_silence_ms / 1000
+    request_sent = max(asr.ended - offset, endpoint)
+    return {
+        "endpointing_ms": ms(endpoint - user_end),
+        "asr_past_endpointing_ms": ms(request_sent - endpoint),
+        "llm_to_first_clause_ms": ms(chunk.started - offset - request_sent),
+        "tts_first_chunk_ms": ms(chunk.ended - chunk.started),
+        "asr_ms": ms(asr.ended - asr.started),
+    }
+
+
+def llm_alone(llm_config: LlmConfig, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs' requests that answer the user, sent again one by one with nothing else running.
+
+    Times to the first text, to the first chunk the engine would speak (its first clause) and to the end.
+    """
+    settings = ChatSettings(temperature=0.0, max_tokens=LOCAL_MAX_TOKENS)  # what run_scenario asks for
+    by_turn: dict[int, list[tuple[float, float, float]]] = {}
+    with open_chat_model(llm_config) as model:
+        for report in reports:
+            for index, turn in enumerate(report["turns"], start=1):
+                if turn["request"][-1]["role"] != "user":
+                    continue
+                request = ChatRequest(
+                    tuple(item_from_json(item) for item in turn["request"]), settings=settings
+                )
+                chunker = SpeechChunker()
+                first_delta: float | None = None
+                first_clause: float | None = None
+                sent = time.monotonic()
+                for event in model.stream(request, CancelToken()):
+                    if not isinstance(event, TextDelta) or not event.text:
+                        continue
+                    now = time.monotonic() - sent
+                    first_delta = now if first_delta is None else first_delta
+                    if first_clause is None and chunker.feed(event.text):
+                        first_clause = now
+                reply = time.monotonic() - sent
+                if first_delta is not None:
+                    # a reply with no clause break is spoken as one chunk once it is complete
+                    by_turn.setdefault(index, []).append((first_delta, first_clause or reply, reply))
+    return [
+        {
+            "turn": index,
+            "n": len(times),
+            "median_first_delta_ms": ms(statistics.median(delta for delta, _, _ in times)),
+            "median_first_clause_ms": ms(statistics.median(clause for _, clause, _ in times)),
+            "median_reply_ms": ms(statistics.median(reply for _, _, reply in times)),
+        }
+        for index, times in sorted(by_turn.items())
+    ]
+
+
+def voice_to_voice_local_models(
+    models: SpeechModels, work: Path, manifest: dict[str, dict[str, Any]], started: float
+) -> dict[str, Any]:
+    """The demo conversation in real time with local models: end of the user's speech to first reply audio.
+
+    ``run_scenario`` given the embedded configuration would start and stop a llama.cpp server in every
+    run; one server started here and handed over by URL serves all runs, and its start-up is measured
+    on its own.
+    """
+    embedded = resolve_llm_config(None, None, None, {})  # the default: SmolLM2 in llama.cpp
+    progress("local models: starting the embedded llama.cpp server", started)
+    server_started = time.monotonic()
+    with EmbeddedServer(embedded.gguf, model=embedded.model) as server:
+        server_start_s = round(time.monotonic() - server_started, 2)
+        served = LlmConfig(url=server.url, model=server.model)
+        runs: list[TimedRun] = []
+        rows: list[dict[str, Any]] = []
+        for number in range(1, LOCAL_RUNS + 1):
+            progress(f"local models: demo conversation in real time, run {number}/{LOCAL_RUNS}", started)
+            run_started = time.monotonic()
+            timed = local_demo_run(models, served, work / "local-models" / f"run-{number}")
+            runs.append(timed)
+            for index, (user_end, audio_start) in reply_delays(timed.run, manifest).items():
+                latency = ms(audio_start - user_end)
+                rows.append(
+                    {
+                        "run": number,
+                        "turn": index,
+                        "user_end_s": round(user_end, 3),
+                        "audio_start_s": audio_start,
+                        "ms": latency,
+                        "minus_endpointing_ms": round(latency - DEFAULT_QUIET.end_silence_ms, 1),
+                        "parts_ms": reply_parts(timed, user_end, audio_start, run_started),
+                    }
+                )
+        progress("local models: the same LLM requests alone", started)
+        alone = llm_alone(served, [timed.run.report for timed in runs])
+    per_turn = []
+    for index in sorted({row["turn"] for row in rows}):
+        turn_rows = [row for row in rows if row["turn"] == index]
+        parts = [row["parts_ms"] for row in turn_rows if row["parts_ms"] is not None]
+        per_turn.append(
+            {
+                "turn": index,
+                "n": len(turn_rows),
+                "median_ms": round(statistics.median(row["ms"] for row in turn_rows), 1),
+                "median_minus_endpointing_ms": round(
+                    statistics.median(row["minus_endpointing_ms"] for row in turn_rows), 1
+                ),
+                "median_parts_ms": {
+                    name: round(statistics.median(part[name] for part in parts), 1) for name in parts[0]
+                }
+                if parts
+                else None,
+            }
+        )
+    median = round(statistics.median(row["ms"] for row in rows), 1) if rows else None
+    return {
+        "conversation": "voice demo: what-weather.wav, then sorry-sunday.wav 1.2 s into the reply",
+        "llm": f"{server.model} (embedded llama.cpp server), max_tokens {LOCAL_MAX_TOKENS}",
+        "runs": LOCAL_RUNS,
+        "server_start_s": server_start_s,
+        "endpointing_ms": float(DEFAULT_QUIET.end_silence_ms),
+        "median_ms": median,
+        "median_minus_endpointing_ms": None
+        if median is None
+        else round(median - DEFAULT_QUIET.end_silence_ms, 1),
+        "per_turn": per_turn,
+        "llm_alone": alone,
+        "turns": rows,
+    }
+
+
 def memory_probe() -> dict[str, Any]:
     """In a fresh process: load the models and the echo canceller once, run one scenario, read peak RSS."""
     models = load_speech_models()
@@ -314,6 +533,10 @@ def bars(result: dict[str, Any]) -> dict[str, bool | None]:
         "voice_to_voice": within(
             result["voice_to_voice"]["median_minus_endpointing_ms"],
             BARS["voice_to_voice_minus_endpointing_ms"],
+        ),
+        "voice_to_voice_local_models": within(
+            result["voice_to_voice_local_models"]["median_minus_endpointing_ms"],
+            BARS["voice_to_voice_local_models_minus_endpointing_ms"],
         ),
         "memory": result["memory"]["peak_rss_mb"] < BARS["peak_rss_mb"],
     }
@@ -372,6 +595,7 @@ def benchmark(work: Path) -> dict[str, Any]:
             simulate(SCENARIOS / f"{name}.json", work / "realtime" / name, models, realtime=True)
         )
     v2v = voice_to_voice(realtime_runs, {run.name: run for run in scenario_runs}, manifest)
+    v2v_local = voice_to_voice_local_models(models, work, manifest, started)
 
     result: dict[str, Any] = {
         "barge_in_reaction": {
@@ -388,6 +612,7 @@ def benchmark(work: Path) -> dict[str, Any]:
         },
         "spoken_prefix": prefix,
         "voice_to_voice": v2v,
+        "voice_to_voice_local_models": v2v_local,
         "memory": memory,
         "bars": BARS,
     }
