@@ -1,0 +1,209 @@
+"""Listening-idle cost of the real assistant (`voice chat`), printed as JSON (design §5).
+
+Starts a private PulseAudio with a null sink, runs ``python -m voice chat`` on it (tiny.en, joe-medium,
+AEC, the embedded llama.cpp server), waits for its "listening" line, lets it settle, then samples the
+``voice chat`` process alone (not the LLM server it starts) while nothing plays:
+
+- ``cpu_percent_of_one_core``: utime + stime from /proc/PID/stat, the median of 1-second windows and the
+  average over the whole listen; ``busiest_threads`` splits the average by thread (/proc/PID/task).
+- ``rss_mb`` / ``peak_rss_mb``: VmRSS at the end of the listen and VmHWM (the peak since start).
+- ``bars_met``: the average against < 5 % of one core; RSS and peak RSS against < 600 MB.
+
+Usage: python benchmarks/idle.py [--listen-seconds 30] [--settle-seconds 5]   (about 1 minute)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
+STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
+STOP_TIMEOUT_S = 15.0
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+BUSIEST_THREADS = 5
+
+
+@contextmanager
+def private_pulse(runtime: Path) -> Iterator[str]:
+    """A PulseAudio with one null sink, stopped on exit; yields its PULSE_SERVER address."""
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(runtime)}
+    env.pop("PULSE_SERVER", None)
+    command = [
+        "pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n", "--use-pid-file=no",
+        "--load=module-null-sink", "--load=module-native-protocol-unix", "--log-target=stderr",
+    ]  # fmt: skip
+    socket = runtime / "pulse" / "native"
+    log = runtime / "pulseaudio.log"
+    with log.open("wb") as log_file:
+        server = subprocess.Popen(command, env=env, stdout=log_file, stderr=log_file)
+    try:
+        deadline = time.monotonic() + 15
+        while not socket.exists() and server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not socket.exists():
+            raise SystemExit(f"pulseaudio did not start: {log.read_text(errors='replace')[-500:]}")
+        yield f"unix:{socket}"
+    finally:
+        stop_process(server)
+
+
+def stop_process(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within STOP_TIMEOUT_S."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def forward_lines(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    """Copy the child's output to stderr as progress and to ``lines`` for the waiting thread."""
+    for line in stream:
+        print(f"  voice: {line.rstrip()}", file=sys.stderr, flush=True)
+        lines.put(line)
+    lines.put(None)
+
+
+def wait_until_listening(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> float:
+    """Seconds until ``voice chat`` says it is listening; exits if it dies or takes too long."""
+    began = time.monotonic()
+    while True:
+        remaining = began + STARTUP_TIMEOUT_S - time.monotonic()
+        try:
+            line = lines.get(timeout=max(remaining, 0.01))
+        except queue.Empty:
+            raise SystemExit(f"voice chat did not start listening within {STARTUP_TIMEOUT_S:g} s") from None
+        if line is None:
+            raise SystemExit(f"voice chat exited ({process.wait()}) before listening")
+        if line.startswith("listening"):
+            return time.monotonic() - began
+
+
+def cpu_ticks(stat_path: Path) -> int:
+    """utime + stime in clock ticks from a /proc stat file (fields 14 and 15; comm may hold spaces)."""
+    fields = stat_path.read_text().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def thread_ticks(pid: int) -> dict[str, int]:
+    """CPU ticks of every live thread of ``pid``, keyed "tid name"."""
+    ticks = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            ticks[f"{task.name} {name}"] = cpu_ticks(task / "stat")
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread ended between listing and reading
+    return ticks
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM of ``pid`` in MB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = round(int(rest.split()[0]) / 1024, 1)
+    return {"rss_mb": values["VmRSS"], "peak_rss_mb": values["VmHWM"]}
+
+
+def sample_cpu(process: subprocess.Popen[str], seconds: int) -> dict[str, Any]:
+    """CPU of ``process`` alone in % of one core: 1-second windows, the whole span and its threads."""
+    stat = Path(f"/proc/{process.pid}/stat")
+    threads_before = thread_ticks(process.pid)
+    first_ticks, first_wall = cpu_ticks(stat), time.monotonic()
+    windows = []
+    ticks, wall = first_ticks, first_wall
+    for _ in range(seconds):
+        time.sleep(1.0)
+        if process.poll() is not None:
+            raise SystemExit(f"voice chat exited ({process.returncode}) while listening")
+        now_ticks, now_wall = cpu_ticks(stat), time.monotonic()
+        windows.append(100 * (now_ticks - ticks) / TICKS_PER_SECOND / (now_wall - wall))
+        ticks, wall = now_ticks, now_wall
+    span = wall - first_wall
+    threads_after = thread_ticks(process.pid)
+    by_thread = {
+        thread: 100 * (after - threads_before.get(thread, 0)) / TICKS_PER_SECOND / span
+        for thread, after in threads_after.items()
+    }
+    busiest = sorted(by_thread.items(), key=lambda item: -item[1])[:BUSIEST_THREADS]
+    return {
+        "cpu_percent_of_one_core": {
+            "median_1s": round(statistics.median(windows), 2),
+            "average": round(100 * (ticks - first_ticks) / TICKS_PER_SECOND / span, 2),
+            "max_1s": round(max(windows), 2),
+        },
+        "threads": len(threads_after),
+        "busiest_threads": {thread: round(share, 2) for thread, share in busiest},
+    }
+
+
+def measure(pulse_server: str, folder: Path, listen_s: int, settle_s: float) -> dict[str, Any]:
+    env = {**os.environ, "PULSE_SERVER": pulse_server}
+    command = [
+        sys.executable, "-m", "voice", "chat", "--input-device", "pulse", "--output-device", "pulse",
+        "--seconds", str(round(settle_s + listen_s + 30)), "--session", str(folder / "session.jsonl"),
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=forward_lines, args=(process.stdout, lines), daemon=True).start()
+        startup_s = wait_until_listening(process, lines)
+        print(f"listening after {startup_s:.1f} s; settling {settle_s:g} s", file=sys.stderr, flush=True)
+        time.sleep(settle_s)
+        print(f"sampling {listen_s} s of idle listening", file=sys.stderr, flush=True)
+        cpu = sample_cpu(process, listen_s)
+        memory = memory_mb(process.pid)
+    finally:
+        stop_process(process)
+    return {"startup_s": round(startup_s, 1), "settle_s": settle_s, "listen_s": listen_s, **cpu, **memory}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--listen-seconds", type=int, default=30)
+    parser.add_argument("--settle-seconds", type=float, default=5.0)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="voice-idle-") as name:
+        folder = Path(name)
+        (folder / "pulse-runtime").mkdir()
+        with private_pulse(folder / "pulse-runtime") as pulse_server:
+            results = measure(pulse_server, folder, args.listen_seconds, args.settle_seconds)
+    results["bars"] = BARS
+    results["bars_met"] = {
+        "cpu_percent_of_one_core": results["cpu_percent_of_one_core"]["average"]
+        < BARS["cpu_percent_of_one_core"],
+        "rss_mb": results["rss_mb"] < BARS["rss_mb"],
+        "peak_rss_mb": results["peak_rss_mb"] < BARS["rss_mb"],
+    }
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
