@@ -25,40 +25,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from voice.audio.pulse import private_pulse
 
 BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
 STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
 STOP_TIMEOUT_S = 15.0
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 BUSIEST_THREADS = 5
-
-
-@contextmanager
-def private_pulse(runtime: Path) -> Iterator[str]:
-    """A PulseAudio with one null sink, stopped on exit; yields its PULSE_SERVER address."""
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(runtime)}
-    env.pop("PULSE_SERVER", None)
-    command = [
-        "pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n", "--use-pid-file=no",
-        "--load=module-null-sink", "--load=module-native-protocol-unix", "--log-target=stderr",
-    ]  # fmt: skip
-    socket = runtime / "pulse" / "native"
-    log = runtime / "pulseaudio.log"
-    with log.open("wb") as log_file:
-        server = subprocess.Popen(command, env=env, stdout=log_file, stderr=log_file)
-    try:
-        deadline = time.monotonic() + 15
-        while not socket.exists() and server.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not socket.exists():
-            raise SystemExit(f"pulseaudio did not start: {log.read_text(errors='replace')[-500:]}")
-        yield f"unix:{socket}"
-    finally:
-        stop_process(server)
 
 
 def stop_process(process: subprocess.Popen[Any]) -> None:

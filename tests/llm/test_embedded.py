@@ -141,6 +141,7 @@ PARENT = textwrap.dedent(
 
     with EmbeddedServer(warm_up=False) as server:
         print(server.pid, flush=True)
+        sys.stdin.readline()  # the test has seen the server alive
         if sys.argv[1] == "crash":
             os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(120)
@@ -171,13 +172,17 @@ def wait_until_gone(pid: int, timeout: float = 10.0) -> bool:
 def test_the_server_dies_with_voice(ending: str | signal.Signals) -> None:
     with subprocess.Popen(
         [sys.executable, "-c", PARENT, "crash" if ending == "crash" else "wait"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     ) as parent:
         assert parent.stdout is not None
+        assert parent.stdin is not None
         server_pid = int(parent.stdout.readline())
         assert alive(server_pid)
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
         if isinstance(ending, signal.Signals):
             parent.send_signal(ending)
         parent.wait(timeout=30)
