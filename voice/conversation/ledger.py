@@ -9,6 +9,7 @@ word and never a word still playing. It is the single source of the spoken prefi
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -34,12 +35,20 @@ class LedgerWord:
 
 
 class PlaybackLedger:
-    """Maps every synthesized word of one reply to its sample span and answers what was heard."""
+    """Maps every synthesized word of one reply to its sample span and answers what was heard.
+
+    Drivers ask what was heard at every playback block, so word boundaries are found once per text
+    change and the heard count is a binary search over the words' end samples.
+    """
 
     def __init__(self) -> None:
         self._text = ""
         self._closed = False
         self._spans: list[SampleSpan] = []
+        self._ends: list[int] = []  # span ends, non-decreasing: what bisect searches
+        self._words: (
+            list[tuple[int, int]] | None
+        ) = []  # character spans of every run of non-space; None: stale
 
     @property
     def text(self) -> str:
@@ -51,19 +60,25 @@ class PlaybackLedger:
         if self._closed:
             raise ProtocolError("text added to a playback ledger after close_text()")
         self._text += delta
+        self._words = None
 
     def close_text(self) -> None:
         """No more text: a trailing word without a following space is now complete."""
         self._closed = True
 
+    def _word_spans(self) -> list[tuple[int, int]]:
+        if self._words is None:
+            self._words = [match.span() for match in _WORD.finditer(self._text)]
+        return self._words
+
     def words(self) -> list[LedgerWord]:
         """Complete words so far, each with its span if synthesis has placed it."""
-        found = list(_WORD.finditer(self._text))
-        if found and not self._closed and found[-1].end() == len(self._text):
-            found.pop()  # still streaming: the last run of letters may continue in the next delta
+        found = self._word_spans()
+        if found and not self._closed and found[-1][1] == len(self._text):
+            found = found[:-1]  # still streaming: the last run of letters may continue in the next delta
         return [
-            LedgerWord(m.group(), m.start(), m.end(), self._spans[i] if i < len(self._spans) else None)
-            for i, m in enumerate(found)
+            LedgerWord(self._text[a:b], a, b, self._spans[i] if i < len(self._spans) else None)
+            for i, (a, b) in enumerate(found)
         ]
 
     def place(self, spans: list[SampleSpan]) -> None:
@@ -77,6 +92,7 @@ class PlaybackLedger:
                 raise ProtocolError(f"word span {span} runs backwards on the output clock")
             previous_end = span.end
         self._spans.extend(spans)
+        self._ends.extend(span.end for span in spans)
 
     @property
     def placed_words(self) -> int:
@@ -85,21 +101,16 @@ class PlaybackLedger:
     @property
     def audio_end(self) -> int | None:
         """Output sample where the last placed word's audio ends (None before any)."""
-        return self._spans[-1].end if self._spans else None
+        return self._ends[-1] if self._ends else None
 
     def heard_word_count(self, sample: int) -> int:
         """How many leading words had finished playing by output sample ``sample``."""
-        count = 0
-        for span in self._spans:
-            if span.end > sample:
-                break
-            count += 1
-        return count
+        return bisect.bisect_right(self._ends, sample)
 
     def heard(self, sample: int) -> str:
         """Exactly the reply text whose words finished playing by output sample ``sample``."""
         count = self.heard_word_count(sample)
         if count == 0:
             return ""
-        found = list(_WORD.finditer(self._text))
-        return self._text[found[0].start() : found[count - 1].end()]
+        found = self._word_spans()
+        return self._text[found[0][0] : found[count - 1][1]]
