@@ -53,7 +53,11 @@ class _PendingCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
-    started: bool = False
+
+    @property
+    def started(self) -> bool:
+        """A call is announced as soon as its name is known."""
+        return bool(self.name)
 
 
 class ReplyAssembler:
@@ -131,19 +135,19 @@ class ReplyAssembler:
             raise _protocol_error("a tool call fragment has no usable index or function")
         call = self._calls.setdefault(index, _PendingCall(index))
         call_id, name, arguments = fragment.get("id"), function.get("name"), function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            raise _protocol_error("a tool call fragment has arguments that are not text")
+        was_started = call.started
         if isinstance(call_id, str) and call_id and not call.id:
             call.id = call_id
         if isinstance(name, str) and name and not call.name:
             call.name = name
-        if arguments is not None and not isinstance(arguments, str):
-            raise _protocol_error("a tool call fragment has arguments that are not text")
         events: list[ChatEvent] = []
         if arguments:
             call.arguments.append(arguments)
-            if call.started:
+            if was_started:
                 events.append(ToolCallArguments(index, arguments))
-        if not call.started and call.name:
-            call.started = True
+        if call.started and not was_started:
             call.id = call.id or f"call_{uuid.uuid4().hex[:24]}"
             events.append(ToolCallStarted(index, call.id, call.name))
             if call.arguments:
