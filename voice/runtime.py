@@ -135,6 +135,15 @@ class ToolBox:
             return ToolResult(call.id, f"Failed: {exc}", failed=True)
 
 
+@dataclass
+class _TurnAudio:
+    """Where a turn's audio starts in the buffer's enqueue index, and how much of it was queued."""
+
+    turn: int
+    base: int
+    enqueued: int = 0
+
+
 class ActionRunner:
     """Feeds events to the engine and carries out the actions it returns, until nothing is left to do."""
 
@@ -156,8 +165,7 @@ class ActionRunner:
         self._thinker = thinker
         self._work = work
         self._log = session_log
-        self._turn_base: dict[int, int] = {}
-        self._turn_enqueued: dict[int, int] = {}
+        self._audio: _TurnAudio | None = None  # the reply audio queued since the last stop
 
     def feed(self, event: EngineEvent) -> None:
         """Handle one event and, when running inline, everything it sets off."""
@@ -177,10 +185,10 @@ class ActionRunner:
 
     def played_of_turn(self, audio_played_to: int) -> tuple[int, int] | None:
         """(turn, samples of its audio played) for the turn in flight, given the buffer's enqueue index."""
-        turn = self.engine.active_turn
-        if turn is None or turn not in self._turn_base:
+        audio = self._audio
+        if audio is None or audio.turn != self.engine.active_turn:
             return None
-        return turn, max(0, min(audio_played_to - self._turn_base[turn], self._turn_enqueued[turn]))
+        return audio.turn, max(0, min(audio_played_to - audio.base, audio.enqueued))
 
     def report_progress(self, audio_played_to: int, clock: int) -> None:
         progress = self.played_of_turn(audio_played_to)
@@ -203,14 +211,16 @@ class ActionRunner:
                 self._work.run("tts", lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))])
             case Play(turn=turn, audio=audio):
                 index = self.buffer.enqueue(audio.samples)
-                self._turn_base.setdefault(turn, index)
-                self._turn_enqueued[turn] = self._turn_enqueued.get(turn, 0) + audio.frames
+                if self._audio is None or self._audio.turn != turn:
+                    self._audio = _TurnAudio(turn, index)
+                self._audio.enqueued += audio.frames
             case PausePlayback():
                 self.buffer.pause()
             case ResumePlayback():
                 self.buffer.resume()
             case StopPlayback():
                 self.buffer.stop()
+                self._audio = None  # a retried attempt counts its audio afresh
             case RunTool(turn=turn, call=call):
                 thinker = self._thinker
                 self._work.run("tools", lambda: [ToolDone(turn, thinker.run_tool(call))])
