@@ -103,16 +103,13 @@ class Engine:
         conversation: Conversation | None = None,
         *,
         retry: RetryPolicy | None = None,
-        echo_guard: bool = True,
         rate: int = ENGINE_RATE,
     ) -> None:
         self._vad = vad
         self.conversation = conversation or Conversation()
         self._retry = retry or RetryPolicy()
-        self._echo_guard = echo_guard
         self.rate = rate
         self.phase = Phase.LISTENING
-        self.clock = 0
         self._turn: _Turn | None = None
         self._transcriptions = 0
         self._transcribing = 0  # final transcripts still to come
@@ -155,14 +152,13 @@ class Engine:
     # -- microphone and VAD -----------------------------------------------------------------------
 
     def _on_mic(self, event: MicAudio) -> list[EngineAction]:
-        self.clock = event.block.end
         actions: list[EngineAction] = []
         for vad_event in self._vad.process(event.block, self.assistant_audible()):
             actions += self._dispatch(vad_event)
         return actions
 
     def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
-        self._open_speech = SpeechRecord(event.sample, event.sample, during_turn=self.active_turn)
+        self._open_speech = SpeechRecord(event.sample, event.sample)
         self.phase = Phase.USER_SPEAKING
         turn = self._turn
         if turn is None or turn.paused:
@@ -179,7 +175,9 @@ class Engine:
         return [Transcribe(self._transcriptions, event.utterance)]
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
-        record = self._open_speech or SpeechRecord(event.utterance.start, event.sample)
+        record = self._open_speech
+        if record is None:  # the table admits SpeechEnded only while the user speaks
+            raise ProtocolError("speech ended that never started")
         record.end = event.sample
         self.speech.append(record)
         self._open_speech = None
@@ -205,7 +203,7 @@ class Engine:
         self._transcribing -= 1
         turn = self._turn
         genuine = is_meaningful(event.text)
-        if genuine and turn is not None and self._echo_guard and turn.record.barge_in is not None:
+        if genuine and turn is not None and turn.record.barge_in is not None:
             genuine = not sounds_like_echo(event.text, self._recently_played(turn))
         if not genuine:
             if turn is not None:
@@ -347,8 +345,8 @@ class Engine:
             turn.record.audio_start = event.clock - event.played
         if event.played > turn.played:
             turn.record.audio_end = event.clock
+            turn.record.spoken = turn.ledger.heard(event.played)
         turn.played = event.played
-        turn.record.spoken = turn.ledger.heard(turn.played)
         return self._finish_if_done(turn)
 
     def _finish_if_done(self, turn: _Turn) -> list[EngineAction]:

@@ -31,4 +31,3 @@ class SpeechRecord:
     start: int
     end: int
     transcript: str | None = None
-    during_turn: int | None = None
