@@ -10,7 +10,7 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.port import Transcriber
@@ -86,13 +86,10 @@ class Thinker(Protocol):
 class ChatModelThinker:
     """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn."""
 
-    def __init__(
-        self, model: ChatModel, settings: ChatSettings, work: Work, tools: ToolBox | None = None
-    ) -> None:
+    def __init__(self, model: ChatModel, settings: ChatSettings, work: Work) -> None:
         self._model = model
         self._settings = settings
         self._work = work
-        self._tools = tools or ToolBox()
         self._tokens: dict[int, CancelToken] = {}
 
     def send(self, request: Request, delay_s: float) -> None:
@@ -116,23 +113,8 @@ class ChatModelThinker:
             self.cancel(turn)
 
     def run_tool(self, call: ToolCall) -> ToolResult:
-        return self._tools.run(call)
-
-
-@dataclass
-class ToolBox:
-    """Tools the assistant may run, by name; each takes the call's arguments and returns text."""
-
-    tools: dict[str, Callable[[dict[str, object]], str]] = field(default_factory=dict)
-
-    def run(self, call: ToolCall) -> ToolResult:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
-        try:
-            return ToolResult(call.id, tool(call.arguments))
-        except Exception as exc:  # a tool's own bug must not end the conversation
-            return ToolResult(call.id, f"Failed: {exc}", failed=True)
+        """No tools are offered to a real model yet, so a call it makes up anyway fails and says so."""
+        return ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
 
 
 @dataclass
