@@ -2,7 +2,7 @@
 
 - ``embedded_first_delta_ms``: time from starting a request to its first text delta, against the embedded
   llama.cpp server (SmolLM2-135M), median of ``--runs`` warm requests; ``embedded_cold_first_delta_ms``
-  is the server's very first request.
+  is the first request after start-up (which already sent its one-token warm-up), as a first turn sees it.
 - ``client_overhead_us_per_delta``: the client's own cost per delta (SSE parsing, JSON, event assembly),
   measured against a loopback server that writes a whole pre-built reply at once.
 - ``cancel_return_ms`` / ``cancel_disconnect_ms``: from firing the cancel token mid-stream to the
@@ -150,9 +150,9 @@ def cancel_latency(runs: int) -> tuple[list[float], list[float]]:
 
 
 def embedded_first_delta(runs: int) -> tuple[float, list[float]]:
-    """Milliseconds from request start to first delta against the embedded server: the cold first
-    request, then ``runs`` warm ones, each a different question (the shared system prompt stays cached,
-    as it does from turn to turn)."""
+    """Milliseconds from request start to first delta against the embedded server: the first request
+    after its start-up warm-up, then ``runs`` more, each a different question (the shared system prompt
+    stays cached, as it does from turn to turn)."""
     timings = []
     with EmbeddedServer() as server, OpenAIChatModel(server.url, server.model) as model:
         for run in range(runs + 1):
