@@ -120,10 +120,6 @@ class OpenAIChatModel:
                 raise status_error(response, _read_limited(response), datetime.now(UTC))
             phase = Phase.STREAMING
             yield from self._events(response, cancel)
-        except LLMError:
-            if not cancel.cancelled:
-                raise
-            yield Finished(CANCELLED)
         except Exception as exc:
             # A cut read fails in whatever way the socket happened to fail: the cancel explains it.
             if cancel.cancelled:
