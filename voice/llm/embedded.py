@@ -92,7 +92,10 @@ class EmbeddedServer:
 
     @property
     def model(self) -> str:
-        return self._alias or SMOLLM2_ALIAS
+        """The name requests use: the one given, else SmolLM2's alias or the GGUF's file stem."""
+        if self._alias:
+            return self._alias
+        return SMOLLM2_ALIAS if self._gguf is None or self._gguf.name == SMOLLM2_FILE else self._gguf.stem
 
     @property
     def pid(self) -> int | None:
@@ -111,7 +114,6 @@ class EmbeddedServer:
             raise ModelError(
                 "the embedded LLM needs llama-cpp-python: pip install 'llama-cpp-python[server]'"
             )
-        self._alias = self._alias or (SMOLLM2_ALIAS if gguf.name == SMOLLM2_FILE else gguf.stem)
         self._port = _free_loopback_port()
         self._log = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the server; stop() closes it
         command = [
