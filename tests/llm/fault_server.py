@@ -158,3 +158,17 @@ def delta_chunk(text: str) -> dict[str, Any]:
 
 def finish_chunk(reason: str = "stop") -> dict[str, Any]:
     return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+
+
+def replying(*chunks: Any, done: bool = True) -> Script:
+    """A well-formed reply: each of ``chunks`` as an event, then the end marker (unless ``done`` is False)."""
+
+    def script(exchange: Exchange) -> None:
+        exchange.send_head()
+        for chunk in chunks:
+            exchange.send_event(chunk)
+        if done:
+            exchange.send_event("[DONE]")
+        exchange.end_chunks()
+
+    return script

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk
+from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk, replying
 from voice.cli import main
 
-
-def reply(exchange: Exchange) -> None:
-    exchange.send_head()
-    for word in ["Paris", " is", " sunny."]:
-        exchange.send_event(delta_chunk(word))
-    exchange.send_event(finish_chunk())
-    exchange.send_event("[DONE]")
-    exchange.end_chunks()
+reply = replying(delta_chunk("Paris"), delta_chunk(" is"), delta_chunk(" sunny."), finish_chunk())
 
 
 def test_the_reply_streams_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:

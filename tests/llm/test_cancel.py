@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk
+from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import UserText
 from voice.llm.openai_client import OpenAIChatModel
@@ -78,13 +78,7 @@ def test_cancel_before_the_response_head_returns_promptly_and_closes_the_connect
 
 
 def test_cancel_wins_a_tie_with_completion() -> None:
-    def whole_reply_at_once(exchange: Exchange) -> None:
-        exchange.send_head()
-        exchange.send_event(delta_chunk("Yes."))
-        exchange.send_event(finish_chunk())
-        exchange.send_event("[DONE]")
-        exchange.end_chunks()
-
+    whole_reply_at_once = replying(delta_chunk("Yes."), finish_chunk())
     cancel = CancelToken()
     events: list[ChatEvent] = []
     with FaultServer(whole_reply_at_once) as server, OpenAIChatModel(server.url, "test-model") as model:

@@ -8,7 +8,7 @@ import traceback
 
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer, Script, delta_chunk, finish_chunk
+from tests.llm.fault_server import Exchange, FaultServer, Script, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import UserText
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
@@ -80,13 +80,7 @@ def test_http_status_maps_to_code_dispatch_and_retry_class(
 
 
 def test_request_carries_key_model_and_stream_flag() -> None:
-    def script(exchange: Exchange) -> None:
-        exchange.send_head()
-        exchange.send_event(delta_chunk("Hi."))
-        exchange.send_event(finish_chunk())
-        exchange.send_event("[DONE]")
-        exchange.end_chunks()
-
+    script = replying(delta_chunk("Hi."), finish_chunk())
     with FaultServer(script) as server, OpenAIChatModel(server.url, "test-model", api_key=API_KEY) as model:
         list(model.stream(REQUEST, CancelToken()))
     (request,) = server.requests

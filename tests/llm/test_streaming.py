@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer, Script, delta_chunk, finish_chunk
+from tests.llm.fault_server import FaultServer, Script, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import ToolCall, UserText
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
@@ -42,18 +42,6 @@ def tool_fragment(index: int, *, call_id: str = "", name: str = "", arguments: s
     if call_id:
         fragment.update(id=call_id, type="function")
     return {"choices": [{"index": 0, "delta": {"tool_calls": [fragment]}, "finish_reason": None}]}
-
-
-def replying(*chunks: Any, done: bool = True) -> Script:
-    def script(exchange: Exchange) -> None:
-        exchange.send_head()
-        for chunk in chunks:
-            exchange.send_event(chunk)
-        if done:
-            exchange.send_event("[DONE]")
-        exchange.end_chunks()
-
-    return script
 
 
 def stream(script: Script) -> tuple[list[ChatEvent], dict[str, Any]]:
