@@ -1,4 +1,4 @@
-"""Fixtures shared across test folders: a private PulseAudio server for real-device tests."""
+"""Fixtures shared across test folders: a private PulseAudio server, the real speech models."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from voice.asr.whisper import WhisperTranscriber
 from voice.audio.devices import rescan_devices
 from voice.audio.pulse import private_pulse
 from voice.errors import DeviceError
+from voice.tts.piper_voice import PiperSynthesizer
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +36,15 @@ def pulse_device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 rescan_devices()
     except DeviceError as exc:
         pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def transcriber() -> WhisperTranscriber:
+    """The bundled whisper tiny.en with default settings."""
+    return WhisperTranscriber()
+
+
+@pytest.fixture(scope="session")
+def synthesizer() -> PiperSynthesizer:
+    """The bundled piper en_US-joe-medium with default settings (phoneme alignments, zero noise)."""
+    return PiperSynthesizer()
