@@ -45,14 +45,16 @@ def estimate_spans(words: Sequence[str], samples: Samples) -> list[tuple[int, in
     """One (start, end) span per word over the sounding part of ``samples``, with pauses at punctuation."""
     if not words:
         return []
-    loud = np.flatnonzero(np.abs(samples) > _SILENCE * float(np.max(np.abs(samples), initial=0.0)))
+    magnitude = np.abs(samples)
+    loud = np.flatnonzero(magnitude > _SILENCE * float(np.max(magnitude, initial=0.0)))
     first, last = (int(loud[0]), int(loud[-1]) + 1) if loud.size else (0, 0)
     bounds: list[tuple[float, float]] = []
     cursor = 0.0
     for index, word in enumerate(words):
         if index:
             cursor += pause_after(words[index - 1])
-        bounds.append((cursor, cursor + spoken_weight(word)))
-        cursor += spoken_weight(word)
+        weight = spoken_weight(word)
+        bounds.append((cursor, cursor + weight))
+        cursor += weight
     scale = (last - first) / cursor
     return [(first + round(start * scale), first + round(end * scale)) for start, end in bounds]
