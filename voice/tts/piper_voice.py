@@ -60,10 +60,7 @@ class PiperSynthesizer:
 
     def __init__(self, settings: PiperSettings | None = None) -> None:
         settings = settings or PiperSettings()
-        from piper import (
-            PiperVoice,
-            SynthesisConfig,
-        )  # heavy (onnxruntime): imported only when a voice is built
+        from piper import PiperVoice, SynthesisConfig  # heavy (onnxruntime): imported only when needed
 
         model = settings.model or bundled_voice_path()
         if not model.is_file():
