@@ -7,7 +7,7 @@
 - ``echo_robustness``: room-echo-noise and plain-turn again with echo at -6, -10, -14, -20 dB over -30 dB
   pink noise: self-interruptions (a turn cut with no user speech onset inside its audio), false barge-ins
   (pauses that resumed) and the reaction of the real interruptions.
-- ``spoken_prefix``: a separate whisper transcribes speaker.wav over each played turn; a turn passes when
+- ``spoken_prefix``: whisper transcribes speaker.wav over each played turn afresh; a turn passes when
   its word count is within one word of the report's ``spoken``.
 - ``voice_to_voice``: real-time runs of plain-turn, pause-mid-sentence and interrupt-mid: end of the user's
   speech (cue time plus the WAV's ``end_s``) to the first reply audio, raw and minus the VAD's endpointing
@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 
 from voice.asr.port import Transcriber, Transcript
-from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import DEFAULT_QUIET
 from voice.audio.wav import read_wav
@@ -70,6 +69,7 @@ LOCAL_RUNS = 3
 LOCAL_MAX_TOKENS = 60  # as `voice demo` asks
 # An onset may sit up to one VAD frame after the last played sample and still be the cause of the stop.
 ONSET_SLACK_S = 0.05
+ENDPOINTING_MS = float(DEFAULT_QUIET.end_silence_ms)  # the VAD's end silence, in every voice-to-voice figure
 
 BARS = {
     "reaction_p95_ms_without_echo": 300.0,
@@ -200,8 +200,11 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
-def spoken_prefix(runs: list[Run], judge: WhisperTranscriber) -> dict[str, Any]:
-    """How often the report's heard text has the word count of what speaker.wav really played (±1)."""
+def spoken_prefix(runs: list[Run], judge: Transcriber) -> dict[str, Any]:
+    """How often the report's heard text has the word count of what speaker.wav really played (±1).
+
+    ``judge`` may be the runs' own transcriber: it keeps no state between calls.
+    """
     checked: list[tuple[bool, bool]] = []  # (interrupted, within one word)
     misses: list[dict[str, Any]] = []
     for run in runs:
@@ -210,7 +213,7 @@ def spoken_prefix(runs: list[Run], judge: WhisperTranscriber) -> dict[str, Any]:
             if turn["audio_start_s"] is None:
                 continue
             start, end = (round(turn[key] * ENGINE_RATE) for key in ("audio_start_s", "audio_end_s"))
-            played = judge.transcribe(AudioBlock(speaker[start:end], ENGINE_RATE), word_timings=True)
+            played = judge.transcribe(AudioBlock(speaker[start:end], ENGINE_RATE))
             difference = len(words(played.text)) - len(words(turn["spoken"]))
             checked.append((turn["interrupted"], abs(difference) <= 1))
             if abs(difference) > 1:
@@ -248,6 +251,26 @@ def reply_delays(run: Run, manifest: dict[str, dict[str, Any]]) -> dict[int, tup
     return delays
 
 
+def latency_row(turn: int, user_end: float, audio_start: float) -> dict[str, Any]:
+    """One turn's voice-to-voice figure: end of the user's speech to the first reply audio."""
+    latency = ms(audio_start - user_end)
+    return {
+        "turn": turn,
+        "user_end_s": round(user_end, 3),
+        "audio_start_s": audio_start,
+        "ms": latency,
+        "minus_endpointing_ms": round(latency - ENDPOINTING_MS, 1),
+    }
+
+
+def median_latency(latencies_ms: list[float]) -> dict[str, float | None]:
+    median = round(statistics.median(latencies_ms), 1) if latencies_ms else None
+    return {
+        "median_ms": median,
+        "median_minus_endpointing_ms": None if median is None else round(median - ENDPOINTING_MS, 1),
+    }
+
+
 def voice_to_voice(
     realtime: list[Run], virtual: dict[str, Run], manifest: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
@@ -257,31 +280,19 @@ def voice_to_voice(
     the figure into what the design waits for (endpointing, the scripted LLM, the first clause) and
     what computing costs (``compute_ms``).
     """
-    endpointing_ms = float(DEFAULT_QUIET.end_silence_ms)
     rows: list[dict[str, Any]] = []
     for run in realtime:
         ideal = reply_delays(virtual[run.name], manifest)
         for index, (user_end, audio_start) in reply_delays(run, manifest).items():
-            latency = ms(audio_start - user_end)
-            row: dict[str, Any] = {
-                "scenario": run.name,
-                "turn": index,
-                "user_end_s": round(user_end, 3),
-                "audio_start_s": audio_start,
-                "ms": latency,
-                "minus_endpointing_ms": round(latency - endpointing_ms, 1),
-            }
+            row = {"scenario": run.name, **latency_row(index, user_end, audio_start)}
             if index in ideal:
                 row["virtual_time_ms"] = ms(ideal[index][1] - ideal[index][0])
-                row["compute_ms"] = round(latency - row["virtual_time_ms"], 1)
+                row["compute_ms"] = round(row["ms"] - row["virtual_time_ms"], 1)
             rows.append(row)
-    latencies = [row["ms"] for row in rows]
-    median = round(statistics.median(latencies), 1) if latencies else None
     return {
         "turns": rows,
-        "median_ms": median,
-        "endpointing_ms": endpointing_ms,
-        "median_minus_endpointing_ms": None if median is None else round(median - endpointing_ms, 1),
+        "endpointing_ms": ENDPOINTING_MS,
+        **median_latency([row["ms"] for row in rows]),
     }
 
 
@@ -361,7 +372,7 @@ def reply_parts(
         return None
     asr = transcriptions[-1]
     offset = chunk.ended - audio_start  # wall clock minus room clock
-    endpoint = max(voiced_ends) + DEFAULT_QUIET.end_silence_ms / 1000
+    endpoint = max(voiced_ends) + ENDPOINTING_MS / 1000
     request_sent = max(asr.ended - offset, endpoint)
     return {
         "endpointing_ms": ms(endpoint - user_end),
@@ -437,15 +448,10 @@ def voice_to_voice_local_models(
             timed = local_demo_run(models, served, work / "local-models" / f"run-{number}")
             runs.append(timed)
             for index, (user_end, audio_start) in reply_delays(timed.run, manifest).items():
-                latency = ms(audio_start - user_end)
                 rows.append(
                     {
                         "run": number,
-                        "turn": index,
-                        "user_end_s": round(user_end, 3),
-                        "audio_start_s": audio_start,
-                        "ms": latency,
-                        "minus_endpointing_ms": round(latency - DEFAULT_QUIET.end_silence_ms, 1),
+                        **latency_row(index, user_end, audio_start),
                         "parts_ms": reply_parts(timed, user_end, audio_start, run_started),
                     }
                 )
@@ -459,10 +465,7 @@ def voice_to_voice_local_models(
             {
                 "turn": index,
                 "n": len(turn_rows),
-                "median_ms": round(statistics.median(row["ms"] for row in turn_rows), 1),
-                "median_minus_endpointing_ms": round(
-                    statistics.median(row["minus_endpointing_ms"] for row in turn_rows), 1
-                ),
+                **median_latency([row["ms"] for row in turn_rows]),
                 "median_parts_ms": {
                     name: round(statistics.median(part[name] for part in parts), 1) for name in parts[0]
                 }
@@ -470,17 +473,13 @@ def voice_to_voice_local_models(
                 else None,
             }
         )
-    median = round(statistics.median(row["ms"] for row in rows), 1) if rows else None
     return {
         "conversation": "voice demo: what-weather.wav, then sorry-sunday.wav 1.2 s into the reply",
         "llm": f"{server.model} (embedded llama.cpp server), max_tokens {LOCAL_MAX_TOKENS}",
         "runs": LOCAL_RUNS,
         "server_start_s": server_start_s,
-        "endpointing_ms": float(DEFAULT_QUIET.end_silence_ms),
-        "median_ms": median,
-        "median_minus_endpointing_ms": None
-        if median is None
-        else round(median - DEFAULT_QUIET.end_silence_ms, 1),
+        "endpointing_ms": ENDPOINTING_MS,
+        **median_latency([row["ms"] for row in rows]),
         "per_turn": per_turn,
         "llm_alone": alone,
         "turns": rows,
@@ -585,8 +584,8 @@ def benchmark(work: Path) -> dict[str, Any]:
         )
         echo_runs += level_runs
 
-    progress("spoken prefix: transcribing speaker.wav with a separate whisper", started)
-    prefix = spoken_prefix(scenario_runs + echo_runs, WhisperTranscriber())
+    progress("spoken prefix: transcribing what speaker.wav played", started)
+    prefix = spoken_prefix(scenario_runs + echo_runs, models.transcriber)
 
     realtime_runs = []
     for name in REALTIME_SCENARIOS:
