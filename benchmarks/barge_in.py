@@ -43,15 +43,16 @@ import numpy as np
 
 from voice.asr.port import Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.vad import DEFAULT_QUIET
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
-from voice.components import make_echo_canceller, make_engine
+from voice.components import SpeechModels, load_speech_models, make_engine
 from voice.conversation.items import item_from_json
 from voice.llm.config import LlmConfig, resolve_llm_config
 from voice.llm.embedded import EmbeddedServer, open_chat_model
 from voice.llm.port import ChatRequest, ChatSettings, TextDelta
-from voice.sim.commands import SpeechModels, load_speech_models, run_scenario
+from voice.sim.commands import run_scenario
 from voice.sim.demo_command import demo_scenario
 from voice.sim.driver import BLOCK, Pipeline, RoomSimulation
 from voice.sim.scenario import RealLlm, load_scenario
@@ -489,7 +490,7 @@ def voice_to_voice_local_models(
 def memory_probe() -> dict[str, Any]:
     """In a fresh process: load the models and the echo canceller once, run one scenario, read peak RSS."""
     models = load_speech_models()
-    pipeline = Pipeline(models.transcriber, models.synthesizer, make_engine, make_echo_canceller())
+    pipeline = Pipeline(models.transcriber, models.synthesizer, make_engine, WebRtcEchoCanceller())
     RoomSimulation(load_scenario(SCENARIOS / f"{MEMORY_SCENARIO}.json"), pipeline).run()
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     return {"scenario": MEMORY_SCENARIO, "peak_rss_mb": round(peak_kib / 1024, 1)}

@@ -1,27 +1,31 @@
-"""The assistant's default real components: whisper, piper, webrtcvad and WebRTC echo cancellation."""
+"""The assistant's default real components, shared by `voice simulate`, `voice demo` and `voice chat`."""
 
 from __future__ import annotations
 
-from voice.asr.whisper import WhisperSettings, WhisperTranscriber
-from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
+from dataclasses import dataclass
+
+from voice.asr.port import Transcriber
+from voice.asr.whisper import WhisperTranscriber
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
-from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
+from voice.tts.piper_voice import PiperSynthesizer
+from voice.tts.port import Synthesizer
+
+
+@dataclass(frozen=True)
+class SpeechModels:
+    """Whisper and piper, loaded once and shared by every run or session."""
+
+    transcriber: Transcriber
+    synthesizer: Synthesizer
+
+
+def load_speech_models() -> SpeechModels:
+    """The bundled tiny.en and en_US-joe-medium, loaded and warmed up."""
+    return SpeechModels(WhisperTranscriber(), PiperSynthesizer())
 
 
 def make_engine(conversation: Conversation | None = None) -> Engine:
     """An engine listening with the default quiet and barge-in VAD settings."""
     return Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN), conversation)
-
-
-def load_transcriber(settings: WhisperSettings | None = None) -> WhisperTranscriber:
-    return WhisperTranscriber(settings)
-
-
-def load_synthesizer(settings: PiperSettings | None = None) -> PiperSynthesizer:
-    return PiperSynthesizer(settings)
-
-
-def make_echo_canceller() -> EchoCanceller:
-    return WebRtcEchoCanceller()

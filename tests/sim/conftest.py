@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from voice.asr.whisper import WhisperTranscriber
-from voice.sim.commands import SpeechModels, load_speech_models, run_scenario
+from voice.components import SpeechModels, load_speech_models
+from voice.sim.commands import run_scenario
 from voice.sim.scenario import load_scenario
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"

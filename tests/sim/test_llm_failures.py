@@ -16,9 +16,10 @@ from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_ch
 from tests.sim.conftest import AUDIO
 from voice.audio.block import ENGINE_RATE
 from voice.audio.wav import read_wav
+from voice.components import SpeechModels
 from voice.engine.engine import FAILURE_NOTICE
 from voice.llm.config import resolve_llm_config
-from voice.sim.commands import SpeechModels, run_scenario
+from voice.sim.commands import run_scenario
 from voice.sim.scenario import RealLlm, Scenario, UserCue
 
 REPLY = ["Hello", " there,", " how", " can", " I", " help?"]

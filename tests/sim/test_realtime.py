@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from tests.sim.conftest import AUDIO, RunScenario
-from voice.sim.commands import SpeechModels, run_scenario
+from voice.components import SpeechModels
+from voice.sim.commands import run_scenario
 from voice.sim.scenario import load_scenario
 
 

@@ -10,16 +10,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from voice.audio.echo import WebRtcEchoCanceller
 from voice.chat.driver import DeviceConversation, DeviceSettings
 from voice.chat.narrator import Narrator
-from voice.components import make_echo_canceller, make_engine
+from voice.components import load_speech_models, make_engine
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.llm.config import add_llm_arguments, config_from_args
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
-from voice.sim.commands import load_speech_models
 
 REPLY_TOKENS = 150  # a spoken answer; a small model left unbounded can talk for minutes
 
@@ -72,7 +72,7 @@ def _chat(args: argparse.Namespace) -> int:
             models,
             thinker,
             work,
-            None if args.no_echo_cancel else make_echo_canceller(),
+            None if args.no_echo_cancel else WebRtcEchoCanceller(),
             DeviceSettings(_device(args.input_device), _device(args.output_device)),
             log,
         )

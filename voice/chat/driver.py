@@ -18,11 +18,11 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream
 from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
+from voice.components import SpeechModels
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
 from voice.engine.events import MicAudio
 from voice.runtime import ActionRunner, Thinker, Work
-from voice.sim.commands import SpeechModels
 
 REFERENCE_SECONDS = 10  # how much speaker history the echo canceller can reach back into
 

@@ -6,14 +6,13 @@ import argparse
 import contextlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.wav import write_wav
-from voice.components import load_synthesizer, load_transcriber, make_echo_canceller, make_engine
+from voice.components import SpeechModels, load_speech_models, make_engine
 from voice.conversation.session_log import SessionLog
 from voice.errors import ConfigError
 from voice.llm.config import LlmConfig, resolve_llm_config
@@ -22,7 +21,6 @@ from voice.llm.port import ChatModel, ChatSettings
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
 from voice.sim.scenario import RealLlm, Scenario, load_scenario
-from voice.tts.port import Synthesizer
 
 OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl")
 
@@ -59,18 +57,6 @@ def real_llm_config(llm: RealLlm) -> LlmConfig:
     return resolve_llm_config(llm.url, llm.model, None, os.environ if llm.url is None else {})
 
 
-@dataclass(frozen=True)
-class SpeechModels:
-    """Whisper and piper, loaded once and shared by every run."""
-
-    transcriber: Transcriber
-    synthesizer: Synthesizer
-
-
-def load_speech_models() -> SpeechModels:
-    return SpeechModels(load_transcriber(), load_synthesizer())
-
-
 def run_scenario(
     scenario: Scenario,
     out: Path,
@@ -89,7 +75,7 @@ def run_scenario(
             chat_model = stack.enter_context(open_chat_model(config))
             settings = ChatSettings(temperature=0.0, max_tokens=scenario.llm.max_tokens)
         # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
-        echo_canceller = make_echo_canceller() if scenario.room.echo_gain_db is not None else None
+        echo_canceller = WebRtcEchoCanceller() if scenario.room.echo_gain_db is not None else None
         pipeline = Pipeline(
             models.transcriber, models.synthesizer, make_engine, echo_canceller, chat_model, settings
         )
