@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from voice.asr.whisper import WhisperTranscriber
-from voice.components import SpeechModels, load_speech_models
+from voice.components import SpeechModels
 from voice.sim.commands import run_scenario
 from voice.sim.scenario import load_scenario
+from voice.tts.piper_voice import PiperSynthesizer
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 SCENARIOS = sorted((AUDIO / "scenarios").glob("*.json"))
@@ -21,14 +22,9 @@ RunScenario = Callable[[str], tuple[dict[str, Any], Path]]
 
 
 @pytest.fixture(scope="session")
-def speech_models() -> SpeechModels:
-    return load_speech_models()
-
-
-@pytest.fixture(scope="session")
-def judge() -> WhisperTranscriber:
-    """A second whisper, apart from the pipeline, that checks what the speaker really played."""
-    return WhisperTranscriber()
+def speech_models(transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer) -> SpeechModels:
+    """The session's one whisper and one piper, as the pipeline takes them."""
+    return SpeechModels(transcriber, synthesizer)
 
 
 @pytest.fixture(scope="session")

@@ -88,8 +88,9 @@ def test_playback_goes_silent_within_300_ms_of_the_interrupting_speech(
 @pytest.mark.models
 @pytest.mark.parametrize("name", NAMES)
 def test_heard_text_matches_what_the_speaker_played(
-    name: str, simulated: RunScenario, judge: WhisperTranscriber
+    name: str, simulated: RunScenario, transcriber: WhisperTranscriber
 ) -> None:
+    """Whisper hears speaker.wav itself, apart from the pipeline's own transcripts of the mic."""
     report, out = simulated(name)
     speaker = read_wav(out / "speaker.wav")
 
@@ -98,7 +99,9 @@ def test_heard_text_matches_what_the_speaker_played(
             assert turn["spoken"] == ""
             continue
         start, end = (round(turn[key] * ENGINE_RATE) for key in ("audio_start_s", "audio_end_s"))
-        played = judge.transcribe(AudioBlock(speaker.samples[start:end], ENGINE_RATE), word_timings=True)
+        played = transcriber.transcribe(
+            AudioBlock(speaker.samples[start:end], ENGINE_RATE), word_timings=True
+        )
         assert abs(len(words(played.text)) - len(words(turn["spoken"]))) <= 1, (played.text, turn["spoken"])
 
 
