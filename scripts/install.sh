@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything voice and its tests need on a fresh Debian 12 machine (run as root, or with sudo).
+# Installs voice and everything its tests need on a fresh Debian 12 machine (run as root, or with sudo),
+# into .venv beside this checkout, built from the system /usr/bin/python3 (PEP 668 forbids installing into it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -7,11 +8,18 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# PortAudio for sounddevice; espeak-ng for piper's phonemes and fixtures; sox and PulseAudio for audio tests.
+# venv for the project's own Python; PortAudio for sounddevice; espeak-ng for piper's phonemes and fixtures;
+# sox and PulseAudio for audio tests; chromium and its driver for the kiosk page's browser tests.
 $SUDO apt-get install -y -qq --no-install-recommends \
-    libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins >/dev/null
+    python3-venv python3-dev build-essential cmake \
+    libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins \
+    chromium chromium-driver >/dev/null
 
-# llama.cpp builds from source; a native (-march=native) build crashes at the first decode on these VMs.
+[ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
+PY=.venv/bin/python
+$PY -m pip install --quiet --upgrade pip
+# llama.cpp builds from source (about 4 min on 2 cores); a native (-march=native) build crashes at the first decode here.
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-    python -m pip install --quiet 'llama-cpp-python[server]>=0.3.7'
-python -m pip install --quiet -e '.[models,llm,dev]'
+    $PY -m pip install --quiet 'llama-cpp-python[server]>=0.3.7'
+$PY -m pip install --quiet -e '.[models,llm,dev]'
+echo "installed into .venv: activate it with '. .venv/bin/activate'"
