@@ -16,7 +16,7 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav
 from voice.conversation.continuation import Request
-from voice.conversation.items import ToolCall, ToolResult
+from voice.conversation.items import ToolCall
 from voice.engine.engine import Engine
 from voice.engine.events import LlmDone, LlmFailed, LlmText, MicAudio
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
@@ -53,8 +53,8 @@ class RecordingThinker:
     def cancel(self, turn: int) -> None:
         pass
 
-    def run_tool(self, call: ToolCall) -> ToolResult:
-        return ToolResult(call.id, "unused", failed=True)
+    def run_tool(self, turn: int, call: ToolCall) -> None:
+        raise AssertionError("no tool is called here")
 
 
 def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:

@@ -33,16 +33,30 @@ from voice.engine.actions import (
     Transcribe,
 )
 from voice.engine.engine import Engine
-from voice.engine.events import EngineEvent, PlaybackProgress, SynthesisReady, ToolDone, TranscriptReady
+from voice.engine.events import (
+    EngineEvent,
+    LlmFailed,
+    PartFailed,
+    PlaybackProgress,
+    SynthesisFailed,
+    SynthesisReady,
+    ToolDone,
+    TranscriptFailed,
+    TranscriptReady,
+)
 from voice.engine.llm_bridge import stream_turn
+from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings
 from voice.tts.port import Synthesizer
+
+Failure = Callable[[Exception], Iterable[EngineEvent]]
 
 
 class Work:
     """Runs heavy work inline (deterministic) or on one worker thread per kind (real time).
 
-    Results come back through ``inbox`` in the order each kind produced them.
+    Results come back through ``inbox`` in the order each kind produced them. Work that raises never
+    vanishes: its ``failed`` mapping turns the exception into the events the engine waits for.
     """
 
     def __init__(self, threaded: bool) -> None:
@@ -50,16 +64,22 @@ class Work:
         self.inbox: queue.SimpleQueue[EngineEvent] = queue.SimpleQueue()
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
-    def run(self, kind: str, produce: Callable[[], Iterable[EngineEvent]]) -> None:
+    def run(self, kind: str, produce: Callable[[], Iterable[EngineEvent]], failed: Failure) -> None:
         if not self.threaded:
-            self._deliver(produce)
+            self._deliver(produce, failed)
             return
-        pool = self._pools.setdefault(kind, ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}"))
-        pool.submit(self._deliver, produce)
+        pool = self._pools.get(kind)
+        if pool is None:
+            pool = self._pools[kind] = ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}")
+        pool.submit(self._deliver, produce, failed)
 
-    def _deliver(self, produce: Callable[[], Iterable[EngineEvent]]) -> None:
-        for event in produce():
-            self.inbox.put(event)
+    def _deliver(self, produce: Callable[[], Iterable[EngineEvent]], failed: Failure) -> None:
+        try:
+            for event in produce():
+                self.inbox.put(event)
+        except Exception as exc:  # any failure of a component must reach the engine as an event
+            for event in failed(exc):
+                self.inbox.put(event)
 
     def drain(self) -> Iterator[EngineEvent]:
         while True:
@@ -73,14 +93,22 @@ class Work:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+def describe(exc: Exception) -> str:
+    """One line naming what broke."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
 class Thinker(Protocol):
-    """Where replies come from: a real chat model, or a scenario's script."""
+    """Where replies come from: a real chat model, or a scenario's script.
+
+    Replies and tool results come back as engine events (through the work inbox, or a script's clock).
+    """
 
     def send(self, request: Request, delay_s: float) -> None: ...
 
     def cancel(self, turn: int) -> None: ...
 
-    def run_tool(self, call: ToolCall) -> ToolResult: ...
+    def run_tool(self, turn: int, call: ToolCall) -> None: ...
 
 
 class ChatModelThinker:
@@ -101,7 +129,13 @@ class ChatModelThinker:
                 return iter(())  # cancelled while waiting to retry
             return stream_turn(self._model, request, token, self._settings)
 
-        self._work.run("llm", produce)
+        def failed(exc: Exception) -> list[EngineEvent]:
+            if token.cancelled:
+                return []
+            error = LLMError(ErrorCode.PROTOCOL, Dispatch.UNKNOWN, describe(exc), retriable=False)
+            return [LlmFailed(request.turn, error)]
+
+        self._work.run("llm", produce, failed)
 
     def cancel(self, turn: int) -> None:
         token = self._tokens.pop(turn, None)
@@ -112,9 +146,10 @@ class ChatModelThinker:
         for turn in list(self._tokens):
             self.cancel(turn)
 
-    def run_tool(self, call: ToolCall) -> ToolResult:
+    def run_tool(self, turn: int, call: ToolCall) -> None:
         """No tools are offered to a real model yet, so a call it makes up anyway fails and says so."""
-        return ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
+        result = ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
+        self._work.inbox.put(ToolDone(turn, result))
 
 
 @dataclass
@@ -182,7 +217,9 @@ class ActionRunner:
             case Transcribe(utterance=utterance, audio=audio):
                 transcriber = self._transcriber
                 self._work.run(
-                    "asr", lambda: [TranscriptReady(utterance, transcriber.transcribe(audio).text)]
+                    "asr",
+                    lambda: [TranscriptReady(utterance, transcriber.transcribe(audio).text)],
+                    lambda exc: [TranscriptFailed(utterance, describe(exc))],
                 )
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
@@ -190,7 +227,11 @@ class ActionRunner:
                 self._thinker.cancel(turn)
             case Synthesize(turn=turn, chunk=chunk, text=text):
                 synthesizer = self._synthesizer
-                self._work.run("tts", lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))])
+                self._work.run(
+                    "tts",
+                    lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))],
+                    lambda exc: [SynthesisFailed(turn, chunk, describe(exc))],
+                )
             case Play(turn=turn, audio=audio):
                 index = self.buffer.enqueue(audio.samples)
                 if self._audio is None or self._audio.turn != turn:
@@ -204,8 +245,14 @@ class ActionRunner:
                 self.buffer.stop()
                 self._audio = None  # a retried attempt counts its audio afresh
             case RunTool(turn=turn, call=call):
-                thinker = self._thinker
-                self._work.run("tools", lambda: [ToolDone(turn, thinker.run_tool(call))])
+                self._thinker.run_tool(turn, call)
             case SpeakNotice(text=text):
                 self.notices.append(text)
-                self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)
+                self._work.run(
+                    "tts", lambda: self._speak_notice(text), lambda exc: [PartFailed("tts", describe(exc))]
+                )
+
+    def _speak_notice(self, text: str) -> list[EngineEvent]:
+        """Synthesized on the TTS worker, so the loop thread never waits for it."""
+        self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)
+        return []

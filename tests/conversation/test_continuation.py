@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from voice.conversation.continuation import Conversation, Request
+from voice.conversation.events import InputDuplicate, TurnEnded
 from voice.conversation.items import (
     NOT_RUN_INTERRUPTED,
     AssistantText,
@@ -210,7 +211,7 @@ def test_an_input_id_seen_before_starts_nothing() -> None:
 
     assert conversation.submit(QUESTION, input_id="msg-1") is None
     assert conversation.turns == 1
-    assert conversation.take_events()[-1].__class__.__name__ == "TurnEnded"
+    assert conversation.take_events()[-2:] == [TurnEnded(1, False, "", ""), InputDuplicate("msg-1")]
 
 
 def test_heard_text_must_be_what_the_model_said() -> None:

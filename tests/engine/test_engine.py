@@ -277,7 +277,9 @@ def test_a_failure_after_words_were_heard_is_told_not_retried() -> None:
     actions = room.engine.handle(LlmFailed(1, error))
 
     assert isinstance(actions[-1], SpeakNotice)
-    assert room.engine.conversation.history[-1] == AssistantText("Tomorrow starts", interrupted=True)
+    assert room.engine.conversation.history == ()  # a failure is not an interruption
+    assert room.engine.conversation.pending_input == QUESTION
+    assert room.engine.turns[0].error == "transport"
     assert room.engine.phase is Phase.LISTENING
 
 

@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 
 from voice.conversation.events import (
     ConversationEvent,
+    InputDuplicate,
     InputReceived,
     ItemCommitted,
+    PartFailed,
     TurnEnded,
+    TurnFailed,
     TurnStarted,
 )
 from voice.conversation.items import (
@@ -58,6 +61,7 @@ class Conversation:
         self._history: list[Item] = []
         self._pending_input: str | None = None
         self._seen_ids: set[str] = set()
+        self._inputs = 0
         self._turns = 0
         self._active: _ActiveTurn | None = None
         self._last_completed_calls = False
@@ -96,6 +100,15 @@ class Conversation:
         """The last turn completed with tool calls, so the model should now see their results."""
         return self._last_completed_calls and self._active is None
 
+    def has_seen(self, input_id: str) -> bool:
+        """True if an input with this id was already taken (in this session or before it was resumed)."""
+        return input_id in self._seen_ids
+
+    @property
+    def inputs(self) -> int:
+        """How many inputs this conversation took, its resumed log included (fresh ids count on from it)."""
+        return self._inputs
+
     def take_events(self) -> list[ConversationEvent]:
         """Events recorded since the last call, for the session log."""
         events, self._outbox = self._outbox, []
@@ -105,14 +118,30 @@ class Conversation:
 
     def submit(self, text: str, input_id: str | None = None) -> Request | None:
         """New user input; returns the request to send, or None for a duplicate id or nothing to ask."""
+        if not self.receive(text, input_id):
+            return None
+        return self.start()
+
+    def receive(self, text: str, input_id: str | None = None) -> bool:
+        """Take user input without starting a turn (it merges into pending input); False for a duplicate."""
+        if input_id is not None and input_id in self._seen_ids:
+            self.note_duplicate(input_id)
+            return False
         if self._active is not None:
             raise ProtocolError(f"user input during turn {self._active.turn}: cancel the turn first")
-        if input_id is not None and input_id in self._seen_ids:
-            return None
-        if not text.strip() and not self._pending_input:
-            return None
-        self._record(InputReceived(text.strip(), input_id))
-        return self._start()
+        if text.strip() or input_id is not None:
+            self._record(InputReceived(text.strip(), input_id))
+        return True
+
+    def start(self) -> Request | None:
+        """Start a turn answering the pending input, or None when nothing waits for an answer."""
+        if self._active is not None:
+            raise ProtocolError(f"a new turn during turn {self._active.turn}")
+        return self._start() if self._pending_input else None
+
+    def note_duplicate(self, input_id: str) -> None:
+        """An input came again with a known id: the log says it was seen and dropped."""
+        self._record(InputDuplicate(input_id))
 
     def follow_up(self) -> Request:
         """Start the turn that shows the model its tool results (no new user input)."""
@@ -155,11 +184,12 @@ class Conversation:
         self._commit_turn(active, active.reply.strip(), interrupted=False, not_run=NOT_RUN_UNFINISHED)
         self._record(TurnEnded(active.turn, False, active.reply.strip(), active.reply.strip()))
 
-    def cancel(self, heard: str, cut_s: float | None = None) -> None:
+    def cancel(self, heard: str, cut_s: float | None = None, *, reply_finished: bool = False) -> None:
         """The user cut in: only what was heard (and complete tool calls) crosses into the history.
 
         With nothing crossing, no assistant item is written and the user's input stays pending, to be
-        merged with what they say next.
+        merged with what they say next. A finished reply the user heard whole is carried whole, not
+        marked interrupted (they cut in while its tools ran).
         """
         active = self._require_active("cancel")
         heard = heard.strip()
@@ -167,8 +197,21 @@ class Conversation:
         if not generated.startswith(heard):
             raise ProtocolError(f"heard text {heard[:40]!r} is not a prefix of the reply")
         if heard or active.calls:
-            self._commit_turn(active, heard, interrupted=True, not_run=NOT_RUN_INTERRUPTED)
+            whole = reply_finished and heard == generated
+            self._commit_turn(active, heard, interrupted=not whole, not_run=NOT_RUN_INTERRUPTED)
         self._record(TurnEnded(active.turn, True, generated, heard, cut_s))
+
+    def fail(self, reason: str, heard: str, dispatch: str | None = None) -> None:
+        """The turn failed: nothing of it enters the history, and the user's input stays pending.
+
+        A failure is not an interruption: the next thing the user says merges with the unanswered input.
+        """
+        active = self._require_active("failure")
+        self._record(TurnFailed(active.turn, reason, dispatch, active.reply.strip(), heard.strip()))
+
+    def note_failure(self, part: str, message: str) -> None:
+        """Record that a part of the assistant failed (the log keeps what the user met)."""
+        self._record(PartFailed(part, message))
 
     def _commit_turn(self, active: _ActiveTurn, text: str, *, interrupted: bool, not_run: str) -> None:
         if self._pending_input:
@@ -195,6 +238,7 @@ class Conversation:
     def _apply(self, event: ConversationEvent) -> None:
         match event:
             case InputReceived(text=text, input_id=input_id):
+                self._inputs += 1
                 if input_id is not None:
                     self._seen_ids.add(input_id)
                 self._pending_input = merge_inputs(self._pending_input, text) or None
@@ -212,3 +256,8 @@ class Conversation:
                 made_calls = self._active is not None and self._active.committed_calls
                 self._last_completed_calls = not cancelled and made_calls
                 self._active = None
+            case TurnFailed():
+                self._last_completed_calls = False
+                self._active = None
+            case InputDuplicate() | PartFailed():
+                pass

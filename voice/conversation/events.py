@@ -46,7 +46,39 @@ class TurnEnded:
     cut_s: float | None = None
 
 
-ConversationEvent: TypeAlias = InputReceived | TurnStarted | ItemCommitted | TurnEnded
+@dataclass(frozen=True)
+class TurnFailed:
+    """A turn failed (not a user's cut): its text stays out of the history and its input stays pending.
+
+    ``reason`` is the error code (an LLM code, or the part that broke), ``dispatch`` the LLM's evidence
+    of how far the request got, if it was the LLM.
+    """
+
+    turn: int
+    reason: str
+    dispatch: str | None = None
+    generated: str = ""
+    heard: str = ""
+
+
+@dataclass(frozen=True)
+class InputDuplicate:
+    """An input arrived again with an id already seen: acknowledged, nothing started or cancelled."""
+
+    input_id: str
+
+
+@dataclass(frozen=True)
+class PartFailed:
+    """A part of the assistant (ASR, TTS, a tool) failed; kept so the log says what the user met."""
+
+    part: str
+    message: str
+
+
+ConversationEvent: TypeAlias = (
+    InputReceived | TurnStarted | ItemCommitted | TurnEnded | TurnFailed | InputDuplicate | PartFailed
+)
 
 
 def event_to_json(event: ConversationEvent) -> dict[str, Any]:
@@ -66,6 +98,19 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
                 "heard": event.heard,
                 "cut_s": event.cut_s,
             }
+        case TurnFailed():
+            return {
+                "type": "turn_failed",
+                "turn": event.turn,
+                "reason": event.reason,
+                "dispatch": event.dispatch,
+                "generated": event.generated,
+                "heard": event.heard,
+            }
+        case InputDuplicate(input_id=input_id):
+            return {"type": "duplicate", "input_id": input_id}
+        case PartFailed(part=part, message=message):
+            return {"type": "failure", "part": part, "message": message}
 
 
 def event_from_json(data: dict[str, Any]) -> ConversationEvent:
@@ -86,6 +131,19 @@ def event_from_json(data: dict[str, Any]) -> ConversationEvent:
                 str(data.get("heard", "")),
                 None if cut is None else float(cut),
             )
+        if kind == "turn_failed":
+            dispatch = data.get("dispatch")
+            return TurnFailed(
+                int(data["turn"]),
+                str(data["reason"]),
+                None if dispatch is None else str(dispatch),
+                str(data.get("generated", "")),
+                str(data.get("heard", "")),
+            )
+        if kind == "duplicate":
+            return InputDuplicate(str(data["input_id"]))
+        if kind == "failure":
+            return PartFailed(str(data["part"]), str(data["message"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise SessionLogError(f"malformed {data.get('type', 'untyped')} event: {exc}") from exc
     raise SessionLogError(f"unknown event type {kind!r}")

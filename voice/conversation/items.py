@@ -45,6 +45,7 @@ class ToolResult:
 Item: TypeAlias = UserText | AssistantText | ToolCall | ToolResult
 
 NOT_RUN_INTERRUPTED = "Not run: the user interrupted."
+ABANDONED_RUNNING = "Abandoned: the user moved on while it ran, so it may have taken effect."
 
 
 def item_to_json(item: Item) -> dict[str, Any]:

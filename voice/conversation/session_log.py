@@ -18,6 +18,7 @@ from voice.conversation.continuation import Conversation
 from voice.conversation.events import (
     ConversationEvent,
     TurnEnded,
+    TurnFailed,
     TurnStarted,
     event_from_json,
     event_to_json,
@@ -132,7 +133,7 @@ class SessionLog:
     def append(self, event: ConversationEvent) -> None:
         """Write one event; turn boundaries are fsynced before this returns."""
         self._write(event_to_json(event))
-        if isinstance(event, TurnStarted | TurnEnded):
+        if isinstance(event, TurnStarted | TurnEnded | TurnFailed):
             self._sync()
 
     def append_all(self, events: list[ConversationEvent]) -> None:

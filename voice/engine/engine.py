@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.continuation import Conversation, Request
-from voice.conversation.items import ToolCall
+from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
@@ -38,9 +38,13 @@ from voice.engine.events import (
     LlmText,
     LlmToolCall,
     MicAudio,
+    PartFailed,
     PlaybackProgress,
+    SynthesisFailed,
     SynthesisReady,
+    TextInput,
     ToolDone,
+    TranscriptFailed,
     TranscriptReady,
 )
 from voice.engine.records import SpeechRecord, TurnRecord
@@ -50,6 +54,9 @@ from voice.llm.retry import RetryPolicy
 from voice.tts.chunker import SpeechChunker
 
 FAILURE_NOTICE = "Sorry, I could not reach the language model."
+SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
+VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
+TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited after the user moved on
 
 
 class Phase(enum.Enum):
@@ -82,6 +89,7 @@ class _Turn:
     calls: list[ToolCall] = field(default_factory=list)
     tools_waiting: set[str] = field(default_factory=set)
     tools_started: bool = False
+    cut_at: int | None = None  # the user moved on at this sample while the turn's tools ran
 
     @property
     def number(self) -> int:
@@ -115,10 +123,13 @@ class Engine:
         self._transcribing = 0  # final transcripts still to come
         self._utterance_of: dict[int, SpeechRecord] = {}
         self._speculation: tuple[int, int] | None = None  # (transcription, voiced end) offered early
-        self._early_transcripts: dict[int, str] = {}
+        self._early_transcripts: dict[int, TranscriptReady | TranscriptFailed] = {}
         self._open_speech: SpeechRecord | None = None
+        self._held: list[tuple[str, str]] = []  # (text, id) said while a turn's tools ran
+        self._clock = 0  # end of the last mic block: how long held input has waited
         self.turns: list[TurnRecord] = []
         self.speech: list[SpeechRecord] = []
+        self.duplicates: list[str] = []
 
     @property
     def active_turn(self) -> int | None:
@@ -152,10 +163,11 @@ class Engine:
     # -- microphone and VAD -----------------------------------------------------------------------
 
     def _on_mic(self, event: MicAudio) -> list[EngineAction]:
+        self._clock = event.block.end
         actions: list[EngineAction] = []
         for vad_event in self._vad.process(event.block, self.assistant_audible()):
             actions += self._dispatch(vad_event)
-        return actions
+        return actions + self._abandon_overdue_tools()
 
     def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
         self._open_speech = SpeechRecord(event.sample, event.sample)
@@ -187,33 +199,77 @@ class Engine:
         if speculation is not None and speculation[1] == event.sample:  # nothing was said since the offer
             self._utterance_of[speculation[0]] = record
             early = self._early_transcripts.pop(speculation[0], None)
-            return [] if early is None else self._on_transcript(TranscriptReady(speculation[0], early))
+            return [] if early is None else self._dispatch(early)
         self._early_transcripts.clear()
         self._transcriptions += 1
         self._utterance_of[self._transcriptions] = record
         return [Transcribe(self._transcriptions, event.utterance)]
 
-    def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
+    def _claim_utterance(self, event: TranscriptReady | TranscriptFailed) -> SpeechRecord | None:
+        """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
         record = self._utterance_of.pop(event.utterance, None)
         if record is None:
             if self._speculation is not None and self._speculation[0] == event.utterance:
-                self._early_transcripts[event.utterance] = event.text  # kept until endpointing confirms
-            return []  # or a speculation the user talked past: dropped
-        record.transcript = event.text
+                self._early_transcripts[event.utterance] = event
+            return None  # or a speculation the user talked past: dropped
         self._transcribing -= 1
+        return record
+
+    def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
+        record = self._claim_utterance(event)
+        if record is None:
+            return []
+        record.transcript = event.text
         turn = self._turn
         genuine = is_meaningful(event.text)
         if genuine and turn is not None and turn.record.barge_in is not None:
             genuine = not sounds_like_echo(event.text, self._recently_played(turn))
         if not genuine:
-            if turn is not None:
-                return self._resume(turn)
-            if self.conversation.pending_input:  # a noise cancelled the question: ask it again
-                return self._submit("")
+            return self._no_words()
+        return self._take_input(event.text, f"speech-{self.conversation.inputs + len(self._held) + 1}")
+
+    def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
+        record = self._claim_utterance(event)
+        if record is None:
+            return []
+        record.transcript = ""
+        self.conversation.note_failure("asr", event.message)
+        quiet = self._turn is None
+        actions = self._no_words()
+        return [*actions, SpeakNotice(SPEECH_FAILURE_NOTICE)] if quiet else actions
+
+    def _no_words(self) -> list[EngineAction]:
+        """No words from the user: the reply goes on, or an open question is asked again."""
+        if self._turn is not None:
+            return self._resume(self._turn)
+        if self.conversation.pending_input:  # a noise cancelled the question: ask it again
+            request = self.conversation.start()
+            if request is not None:
+                return self._start_turn(request)
+        self._settle_phase()
+        return []
+
+    def _on_text_input(self, event: TextInput) -> list[EngineAction]:
+        """Typed input follows the rules of speech; a repeated id starts and cancels nothing."""
+        input_id = event.input_id or f"text-{self.conversation.inputs + len(self._held) + 1}"
+        if self.conversation.has_seen(input_id) or any(input_id == held for _, held in self._held):
+            self.duplicates.append(input_id)
+            self.conversation.note_duplicate(input_id)
+            return []
+        if not event.text.strip():
+            return []
+        return self._take_input(event.text, input_id)
+
+    def _take_input(self, text: str, input_id: str) -> list[EngineAction]:
+        """Real input from the user: it cancels the turn in flight and starts the next one."""
+        turn = self._turn
+        if turn is not None and turn.tools_waiting:  # a running tool's real result is awaited first
+            turn.cut_at = turn.cut_at if turn.cut_at is not None else self._clock
+            self._held.append((text, input_id))
             self._settle_phase()
             return []
         actions: list[EngineAction] = self._cancel(turn) if turn is not None else []
-        return actions + self._submit(event.text)
+        return actions + self._submit(text, input_id)
 
     @staticmethod
     def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> str:
@@ -224,8 +280,8 @@ class Engine:
 
     # -- turns ------------------------------------------------------------------------------------
 
-    def _submit(self, text: str) -> list[EngineAction]:
-        request = self.conversation.submit(text)
+    def _submit(self, text: str, input_id: str) -> list[EngineAction]:
+        request = self.conversation.submit(text, input_id)
         if request is None:
             self._settle_phase()
             return []
@@ -298,6 +354,29 @@ class Engine:
         turn.record.reply = turn.ledger.text.strip()
         return self._ask_synthesis(turn, turn.chunker.flush()) + self._finish_if_done(turn)
 
+    def _on_synthesis_failed(self, event: SynthesisFailed) -> list[EngineAction]:
+        """A reply that cannot be spoken fails its turn (a failure, not an interruption)."""
+        turn = self._require_turn()
+        if event.chunk < turn.first_chunk:
+            return []
+        self.conversation.note_failure("tts", event.message)
+        return [CancelTurn(turn.number), *self._fail(turn, "synthesis", None, VOICE_FAILURE_NOTICE)]
+
+    def _on_part_failed(self, event: PartFailed) -> list[EngineAction]:
+        self.conversation.note_failure(event.part, event.message)
+        return []
+
+    def _fail(self, turn: _Turn, reason: str, dispatch: str | None, notice: str) -> list[EngineAction]:
+        """End the turn as failed: its words stay out of the history and the user's input stays pending."""
+        heard = turn.ledger.heard(turn.played)
+        turn.record.error = reason
+        turn.record.reply = turn.ledger.text.strip()
+        turn.record.spoken = heard
+        self.conversation.fail(reason, heard, dispatch)
+        self._turn = None
+        self._settle_phase()
+        return [StopPlayback(turn.number), SpeakNotice(notice)]
+
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
         heard = turn.ledger.heard(turn.played)
@@ -309,13 +388,7 @@ class Engine:
             turn.ledger, turn.chunker, turn.calls = PlaybackLedger(), SpeechChunker(), []
             turn.enqueued = turn.played = 0
             return [StopPlayback(turn.number), SendRequest(turn.request, delay)]
-        turn.record.error = event.error.code.value
-        turn.record.reply = turn.ledger.text.strip()
-        turn.record.spoken = heard
-        self.conversation.cancel(heard)
-        self._turn = None
-        self._settle_phase()
-        return [StopPlayback(turn.number), SpeakNotice(FAILURE_NOTICE)]
+        return self._fail(turn, event.error.code.value, event.error.dispatch.value, FAILURE_NOTICE)
 
     def _ask_synthesis(self, turn: _Turn, chunks: list[str]) -> list[EngineAction]:
         actions: list[EngineAction] = []
@@ -373,7 +446,34 @@ class Engine:
         turn = self._require_turn()
         self.conversation.add_tool_result(event.result)
         turn.tools_waiting.discard(event.result.id)
+        if turn.cut_at is not None and not turn.tools_waiting:
+            return self._answer_held(turn)
         return self._finish_if_done(turn)
+
+    def _abandon_overdue_tools(self) -> list[EngineAction]:
+        """The user moved on and a tool still runs past the limit: it gets a failed result that says so."""
+        turn = self._turn
+        if turn is None or turn.cut_at is None or self._clock - turn.cut_at < TOOL_WAIT_LIMIT_S * self.rate:
+            return []
+        for call_id in sorted(turn.tools_waiting):
+            self.conversation.add_tool_result(ToolResult(call_id, ABANDONED_RUNNING, failed=True))
+        turn.tools_waiting.clear()
+        return self._answer_held(turn)
+
+    def _answer_held(self, turn: _Turn) -> list[EngineAction]:
+        """The tools the user talked over are done: the turn ends whole, then the user is answered."""
+        self.conversation.cancel(turn.ledger.heard(turn.played), reply_finished=True)
+        turn.record.spoken = turn.ledger.text.strip()
+        self._turn = None
+        held, self._held = self._held, []
+        for text, input_id in held:
+            self.conversation.receive(text, input_id)
+        request = self.conversation.start()
+        actions: list[EngineAction] = [CancelTurn(turn.number), StopPlayback(turn.number)]
+        if request is None:
+            self._settle_phase()
+            return actions
+        return actions + self._start_turn(request)
 
 
 _E = Engine
@@ -383,27 +483,29 @@ _LLM_EVENTS: dict[type, Handler] = {
     LlmDone: _E._on_llm_done,
     LlmFailed: _E._on_llm_failed,
     SynthesisReady: _E._on_synthesis,
+    SynthesisFailed: _E._on_synthesis_failed,
     PlaybackProgress: _E._on_progress,
+}
+# What every phase accepts: user input, transcripts and failures outside any turn.
+_ANY_PHASE: dict[type, Handler] = {
+    TranscriptReady: _E._on_transcript,
+    TranscriptFailed: _E._on_transcript_failed,
+    TextInput: _E._on_text_input,
+    PartFailed: _E._on_part_failed,
+    MicAudio: _E._on_mic,
 }
 
 # The transition table: what each phase accepts. Anything else is a driver bug and raises.
 _TRANSITIONS: dict[tuple[Phase, type], Handler] = {
-    (Phase.LISTENING, MicAudio): _E._on_mic,
+    **{(phase, kind): handler for phase in Phase for kind, handler in _ANY_PHASE.items()},
     (Phase.LISTENING, SpeechStarted): _E._on_speech_started,
-    (Phase.LISTENING, TranscriptReady): _E._on_transcript,
-    (Phase.USER_SPEAKING, MicAudio): _E._on_mic,
     (Phase.USER_SPEAKING, SpeechPaused): _E._on_speech_paused,
     (Phase.USER_SPEAKING, SpeechEnded): _E._on_speech_ended,
-    (Phase.USER_SPEAKING, TranscriptReady): _E._on_transcript,
     (Phase.USER_SPEAKING, ToolDone): _E._on_tool_done,
     **{(Phase.USER_SPEAKING, kind): handler for kind, handler in _LLM_EVENTS.items()},
-    (Phase.THINKING, MicAudio): _E._on_mic,
     (Phase.THINKING, SpeechStarted): _E._on_speech_started,
-    (Phase.THINKING, TranscriptReady): _E._on_transcript,
     (Phase.THINKING, ToolDone): _E._on_tool_done,
     **{(Phase.THINKING, kind): handler for kind, handler in _LLM_EVENTS.items()},
-    (Phase.SPEAKING, MicAudio): _E._on_mic,
     (Phase.SPEAKING, SpeechStarted): _E._on_speech_started,
-    (Phase.SPEAKING, TranscriptReady): _E._on_transcript,
     **{(Phase.SPEAKING, kind): handler for kind, handler in _LLM_EVENTS.items()},
 }

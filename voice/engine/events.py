@@ -25,6 +25,22 @@ class TranscriptReady:
 
 
 @dataclass(frozen=True)
+class TranscriptFailed:
+    """ASR could not transcribe an utterance (the model raised)."""
+
+    utterance: int
+    message: str
+
+
+@dataclass(frozen=True)
+class TextInput:
+    """Typed user input (or a client's); ``input_id`` lets a retried delivery be recognised and dropped."""
+
+    text: str
+    input_id: str | None = None
+
+
+@dataclass(frozen=True)
 class LlmText:
     turn: int
     text: str
@@ -57,6 +73,23 @@ class SynthesisReady:
 
 
 @dataclass(frozen=True)
+class SynthesisFailed:
+    """TTS could not speak a chunk of the turn's reply."""
+
+    turn: int
+    chunk: int
+    message: str
+
+
+@dataclass(frozen=True)
+class PartFailed:
+    """Work outside any turn failed (e.g. speaking a notice): logged, nothing else changes."""
+
+    part: str
+    message: str
+
+
+@dataclass(frozen=True)
 class PlaybackProgress:
     """``played`` samples of the turn's audio have finished playing by output clock sample ``clock``.
 
@@ -77,11 +110,15 @@ class ToolDone:
 EngineEvent: TypeAlias = (
     MicAudio
     | TranscriptReady
+    | TranscriptFailed
+    | TextInput
     | LlmText
     | LlmToolCall
     | LlmDone
     | LlmFailed
     | SynthesisReady
+    | SynthesisFailed
+    | PartFailed
     | PlaybackProgress
     | ToolDone
 )

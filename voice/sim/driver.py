@@ -20,7 +20,7 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
-from voice.engine.events import MicAudio
+from voice.engine.events import MicAudio, TextInput
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ActionRunner, ChatModelThinker, Work
 from voice.sim.room import MicTrack, echo_of
@@ -45,10 +45,13 @@ class Pipeline:
 
 @dataclass(frozen=True)
 class CuePlacement:
+    """Where a user cue landed: ``wav`` names its audio; typed cues carry ``text`` instead."""
+
     cue: int
-    wav: str
+    wav: str | None
     at: int | None
     reason: str = ""
+    text: str | None = None
 
 
 @dataclass
@@ -81,7 +84,7 @@ class RoomSimulation:
         self._script: ScriptedThinker | None = None
         self._model: ChatModelThinker | None = None
         if isinstance(scenario.llm, ScriptedLlm):
-            self._script = ScriptedThinker(scenario.llm, ENGINE_RATE)
+            self._script = ScriptedThinker(scenario.llm, ENGINE_RATE, self._work)
             thinker: ScriptedThinker | ChatModelThinker = self._script
         elif pipeline.chat_model is not None:
             self._model = ChatModelThinker(pipeline.chat_model, pipeline.chat_settings, self._work)
@@ -99,6 +102,7 @@ class RoomSimulation:
         )
         self._turn_playing: int | None = None
         self._replies_started = 0
+        self._typed: list[tuple[int, UserCue]] = []  # (sample, cue): typed input still to arrive
         self._cues: list[CuePlacement | None] = [None] * len(scenario.user)
         self._prepare_room()
 
@@ -113,8 +117,11 @@ class RoomSimulation:
                 self._place(index, cue, round(cue.at_s * ENGINE_RATE))
 
     def _place(self, index: int, cue: UserCue, at: int) -> None:
-        self._mic.place(read_wav(cue.wav).samples, at)
-        self._cues[index] = CuePlacement(index + 1, cue.wav.name, at)
+        if cue.wav is None:
+            self._typed.append((at, cue))
+        else:
+            self._mic.place(read_wav(cue.wav).samples, at)
+        self._cues[index] = CuePlacement(index + 1, _wav_name(cue), at, text=cue.text)
 
     def _note_reply_start(self, turn: int, played: int) -> None:
         """Reply k "starts playing" at its first played sample: cues waiting on it are placed."""
@@ -142,7 +149,9 @@ class RoomSimulation:
             self._work.close()
         cues = [
             placed
-            or CuePlacement(i + 1, cue.wav.name, None, f"reply {cue.during_reply} never started playing")
+            or CuePlacement(
+                i + 1, _wav_name(cue), None, f"reply {cue.during_reply} never started playing", cue.text
+            )
             for i, (placed, cue) in enumerate(zip(self._cues, self.scenario.user, strict=True))
         ]
         return SimulationResult(
@@ -156,6 +165,9 @@ class RoomSimulation:
             for event in self._script.due(t):
                 self._runner.feed(event)
         self._runner.feed_finished_work()
+        for at, cue in [typed for typed in self._typed if typed[0] <= t]:
+            self._typed.remove((at, cue))
+            self._runner.feed(TextInput(cue.text or "", cue.input_id))
         buffer = self._runner.buffer
         before = self._runner.played_of_turn(buffer.audio_played_to)
         self._speaker[t : t + BLOCK] = buffer.pull(BLOCK)
@@ -178,3 +190,7 @@ class RoomSimulation:
                 block, AudioBlock(self._speaker[t : t + BLOCK], ENGINE_RATE, t)
             )
         self._runner.feed(MicAudio(block))
+
+
+def _wav_name(cue: UserCue) -> str | None:
+    return None if cue.wav is None else cue.wav.name

@@ -47,8 +47,18 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
         "user_audio": [
             {"cue": c.cue, "wav": c.wav, "at_s": seconds(c.at)} | ({"skipped": c.reason} if c.reason else {})
             for c in result.cues
+            if c.wav is not None
         ],
     }
+    typed = [c for c in result.cues if c.text is not None]
+    if typed:
+        report["user_text"] = [
+            {"cue": c.cue, "text": c.text, "at_s": seconds(c.at)}
+            | ({"skipped": c.reason} if c.reason else {})
+            for c in typed
+        ]
+    if result.engine.duplicates:
+        report["duplicates"] = result.engine.duplicates
     if result.notices:
         report["notices"] = result.notices
     return report

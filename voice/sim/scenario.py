@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.errors import ConfigError
+from voice.llm.errors import ErrorCode
 
 SCENARIO_VERSION = 1
 
@@ -20,8 +21,20 @@ class ScriptedToolCall:
 
 @dataclass(frozen=True)
 class ScriptedReply:
+    """One scripted answer; with ``fail`` (an LLM error code) it fails ``fail_after_ms`` after its text."""
+
     text: str
     tool_calls: tuple[ScriptedToolCall, ...] = ()
+    fail: ErrorCode | None = None
+    fail_after_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class ScriptedTool:
+    """A tool's scripted result, delivered ``ms`` of virtual time after the call starts."""
+
+    result: str
+    ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -29,7 +42,7 @@ class ScriptedLlm:
     """Replies, one per request in order, streamed word by word after virtual-time delays."""
 
     replies: tuple[ScriptedReply, ...]
-    tools: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, ScriptedTool] = field(default_factory=dict)
     first_delta_ms: float = 300.0
     delta_ms: float = 40.0
 
@@ -58,12 +71,14 @@ class Room:
 
 @dataclass(frozen=True)
 class UserCue:
-    """User audio placed at ``at_s``, or ``after_ms`` after reply ``during_reply`` began playing."""
+    """User audio (or typed ``text``) at ``at_s``, or ``after_ms`` after reply ``during_reply`` began."""
 
-    wav: Path
+    wav: Path | None
     at_s: float | None = None
     during_reply: int | None = None
     after_ms: float = 0.0
+    text: str | None = None
+    input_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +136,7 @@ def _llm(base: Path, data: Any) -> ScriptedLlm | RealLlm:
         raise TypeError("llm must be an object")
     if "replies" in data:
         replies = tuple(_reply(r) for r in data["replies"])
-        tools = {str(k): str(v) for k, v in data.get("tools", {}).items()}
+        tools = {str(k): _tool(v) for k, v in data.get("tools", {}).items()}
         return ScriptedLlm(
             replies, tools, float(data.get("first_delta_ms", 300)), float(data.get("delta_ms", 40))
         )
@@ -139,7 +154,32 @@ def _reply(data: Any) -> ScriptedReply:
         ScriptedToolCall(str(call["name"]), dict(call.get("arguments", {})))
         for call in data.get("tool_calls", [])
     )
-    return ScriptedReply(str(data.get("text", "")), calls)
+    fail = data.get("fail")
+    return ScriptedReply(
+        str(data.get("text", "")),
+        calls,
+        None if fail is None else _error_code(fail),
+        float(data.get("after_ms", 0)),
+    )
+
+
+def _error_code(name: Any) -> ErrorCode:
+    try:
+        return ErrorCode(str(name).replace("-", "_"))
+    except ValueError:
+        known = ", ".join(code.value for code in ErrorCode)
+        raise ValueError(f"unknown fail code {name!r} (one of {known})") from None
+
+
+def _tool(data: Any) -> ScriptedTool:
+    if isinstance(data, str):
+        return ScriptedTool(data)
+    if not isinstance(data, dict):
+        raise TypeError("a tool must be a result string or an object with result and ms")
+    ms = float(data.get("ms", 0))
+    if ms < 0:
+        raise ValueError("a tool's ms must not be negative")
+    return ScriptedTool(str(data["result"]), ms)
 
 
 def _room(base: Path, data: Any) -> Room:
@@ -158,12 +198,19 @@ def _room(base: Path, data: Any) -> Room:
 def _cue(base: Path, index: int, data: Any) -> UserCue:
     if not isinstance(data, dict):
         raise TypeError(f"user entry {index} must be an object")
-    wav = _wav(base, data["wav"])
+    if "text" in data:
+        wav, text = None, data["text"]
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"user entry {index}: text must be a non-empty string")
+        input_id = None if data.get("id") is None else str(data["id"])
+    else:
+        wav, text, input_id = _wav(base, data["wav"]), None, None
     if "at_s" in data:
-        return UserCue(wav, at_s=float(data["at_s"]))
+        return UserCue(wav, at_s=float(data["at_s"]), text=text, input_id=input_id)
     if "during_reply" in data:
         reply = int(data["during_reply"])
         if reply < 1:
             raise ValueError(f"user entry {index}: during_reply counts from 1")
-        return UserCue(wav, during_reply=reply, after_ms=float(data.get("after_ms", 0)))
+        after_ms = float(data.get("after_ms", 0))
+        return UserCue(wav, during_reply=reply, after_ms=after_ms, text=text, input_id=input_id)
     raise ValueError(f"user entry {index} needs at_s or during_reply")
