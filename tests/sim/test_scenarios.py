@@ -42,15 +42,100 @@ def interrupting_onset(report: dict[str, Any], turn: dict[str, Any], manifest: d
     return min(during)
 
 
-@pytest.mark.models
-@pytest.mark.parametrize("name", NAMES)
-def test_scenario_follows_the_rules_of_a_turn(name: str, simulated: RunScenario) -> None:
-    report, _ = simulated(name)
-    expect = expectations(name)
-    turns = report["turns"]
+def heard_kind(turn: dict[str, Any]) -> str:
+    """all (the whole reply was heard), some (a non-empty strict prefix) or none."""
+    if not turn["spoken"]:
+        return "none"
+    return "all" if turn["spoken"] == turn["reply"] else "some"
 
+
+def merged_users(turns: list[dict[str, Any]]) -> list[str]:
+    """User items that joined an unanswered input with what the user said next."""
+    merged = []
+    for turn, after in itertools.pairwise(turns):
+        before, last = turn["request"][-1], after["request"][-1]
+        if (
+            before["role"] == "user"
+            and last["role"] == "user"
+            and last["text"].startswith(before["text"] + " ")
+        ):
+            merged.append(last["text"])
+    return merged
+
+
+def played_turns(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [turn for turn in report["turns"] if turn["audio_start_s"] is not None]
+
+
+def check_expectations(report: dict[str, Any], expect: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """Every key of a scenario's ``expect`` block against the report (``notes`` only explains)."""
+    turns = report["turns"]
     assert len(turns) == expect["requests"]
     assert sum(t["interrupted"] for t in turns) == expect["interruptions"]
+    merged = merged_users(turns)
+    assert bool(merged) == expect["merged"], merged
+    heard_speech = [s for s in report["user_speech"] if s["transcript"]]
+    assert len(heard_speech) == expect["user_utterances"], report["user_speech"]
+    for turn, wanted in zip(turns, expect["turns"], strict=True):
+        assert turn["interrupted"] == wanted["interrupted"]
+        assert heard_kind(turn) == wanted["heard"], (turn["reply"], turn["spoken"])
+        if "audio_start_s" in wanted:
+            assert turn["audio_start_s"] == wanted["audio_start_s"]
+        assert turn.get("error") == wanted.get("error")
+        if "request_roles" in wanted:
+            assert [item["role"] for item in turn["request"]] == wanted["request_roles"]
+        if "assistant_interrupted" in wanted:
+            (assistant,) = [item for item in turn["request"] if item["role"] == "assistant"]
+            assert assistant.get("interrupted", False) == wanted["assistant_interrupted"]
+    last = turns[-1]["request"]
+    if "tool_calls_carried" in expect:
+        assert sum(item["role"] == "tool_call" for item in last) == expect["tool_calls_carried"]
+    if "tool_results_accepted" in expect:
+        for result in (item for item in last if item["role"] == "tool_result"):
+            outcome = {"output": result["output"], "failed": result.get("failed", False)}
+            assert outcome in expect["tool_results_accepted"]
+    for key, texts in (
+        ("merged_user_text_contains", merged),
+        ("user_text_contains", [turns[0]["request"][-1]["text"]]),
+    ):
+        for word in expect.get(key, []):
+            assert any(word in words(text) for text in texts), (word, texts)
+    assert report.get("duplicates", []) == expect.get("duplicates", [])
+    assert len(report.get("notices", [])) == expect.get("notices", 0)
+    for turn, seconds in zip(turns, expect.get("reply_audio_s", []), strict=False):  # one reply per request
+        if turn["audio_start_s"] is None:
+            continue
+        length = turn["audio_end_s"] - turn["audio_start_s"]
+        # piper spoke it in other chunks than the fixture maker did: lengths differ by a few percent
+        slack = max(0.2, 0.05 * seconds)
+        if heard_kind(turn) != "all":
+            assert length < seconds
+        elif turn.get("false_barge_ins"):  # each false alarm paused the reply a while
+            assert length >= seconds - slack
+        else:
+            assert abs(length - seconds) <= slack, (length, seconds)
+    played = played_turns(report)
+    for onset in expect.get("user_speech_onsets_in_reply", []):
+        at = played[onset["during_reply"] - 1]["audio_start_s"] + onset["speech_onset_s"]
+        starts = [
+            c["at_s"] + manifest[c["wav"]]["start_s"] for c in report["user_audio"] if c["at_s"] is not None
+        ]
+        assert any(abs(start - at) <= 0.05 for start in starts), (at, starts)
+    if expect.get("barge_in_not_before_user_speech"):
+        for turn in turns:
+            if turn["interrupted"] and turn["audio_start_s"] is not None:
+                assert turn["barge_in_s"] >= interrupting_onset(report, turn, manifest) - 0.05
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", NAMES)
+def test_scenario_follows_the_rules_of_a_turn(
+    name: str, simulated: RunScenario, manifest: dict[str, Any]
+) -> None:
+    report, _ = simulated(name)
+    turns = report["turns"]
+
+    check_expectations(report, expectations(name), manifest)
     for turn, after in itertools.pairwise(turns):
         assert turn["reply"].startswith(turn["spoken"])
         if not turn["interrupted"]:
