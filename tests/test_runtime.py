@@ -6,22 +6,27 @@ the playback buffer and the runner are the real ones.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from voice.asr.port import Transcript
+from voice.asr.port import Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav
+from voice.cancel import CancelToken
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall
-from voice.engine.engine import Engine
+from voice.conversation.session_log import SessionLog
+from voice.engine.engine import Engine, Phase
 from voice.engine.events import LlmDone, LlmFailed, LlmText, MicAudio
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
-from voice.runtime import ActionRunner, Work
-from voice.tts.port import Synthesis, WordTiming
+from voice.llm.port import ChatEvent, ChatRequest, ChatSettings
+from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
+from voice.tts.port import Synthesis, Synthesizer, WordTiming
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 WORD = 4_000  # each stand-in word sounds for a quarter of a second
@@ -84,3 +89,90 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
         runner.report_progress(buffer.audio_played_to, clock)
 
     assert engine.turns[0].spoken == "Hello there,"
+
+
+# -- work that fails: every failure reaches the engine, nothing waits forever ---------------------
+
+
+class BrokenTranscriber:
+    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+        raise RuntimeError("CTranslate2 ran out of memory")
+
+
+class BrokenSynthesizer:
+    def synthesize(self, text: str) -> Synthesis:
+        raise RuntimeError("onnxruntime failed")
+
+
+class BrokenChatModel:
+    """A client bug rather than an LLMError: it must not vanish in the worker."""
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[ChatEvent]:
+        raise KeyError("choices")
+
+
+def speak_question(runner: ActionRunner) -> int:
+    """Plays the recorded question into the runner's mic, then a second of silence; returns the clock."""
+    question = np.concatenate(
+        (read_wav(AUDIO / "what-weather.wav").samples, np.zeros(ENGINE_RATE, np.float32))
+    )
+    for start in range(0, len(question) - BLOCK, BLOCK):
+        runner.feed(MicAudio(AudioBlock(question[start : start + BLOCK], ENGINE_RATE, start)))
+    return len(question)
+
+
+def logged_types(path: Path) -> list[str]:
+    return [json.loads(line)["type"] for line in path.read_text().splitlines()]
+
+
+def make_runner(
+    tmp_path: Path, transcriber: Transcriber, synthesizer: Synthesizer, thinker: Thinker, work: Work
+) -> tuple[ActionRunner, SessionLog]:
+    log = SessionLog.create(tmp_path / "session.jsonl")
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    return ActionRunner(engine, transcriber, synthesizer, thinker, work, buffer, log), log
+
+
+def test_a_transcriber_that_raises_is_told_aloud_and_logged(tmp_path: Path) -> None:
+    runner, log = make_runner(
+        tmp_path, BrokenTranscriber(), EvenSynthesizer(), RecordingThinker(), Work(False)
+    )
+
+    with log:
+        speak_question(runner)
+
+    assert runner.notices == ["Sorry, I could not make out what you said."]
+    assert runner.engine.phase is Phase.LISTENING
+    assert "failure" in logged_types(tmp_path / "session.jsonl")
+    assert runner.buffer.queued_frames > 0  # the notice is on its way to the speaker
+
+
+def test_a_synthesizer_that_raises_fails_the_turn_and_the_question_stays_open(tmp_path: Path) -> None:
+    thinker = RecordingThinker()
+    runner, log = make_runner(tmp_path, OneAnswerTranscriber(), BrokenSynthesizer(), thinker, Work(False))
+
+    with log:
+        speak_question(runner)
+        runner.feed(LlmText(1, "Tomorrow starts dry."))
+        runner.feed(LlmDone(1))
+
+    assert runner.engine.turns[0].error == "synthesis"
+    assert runner.engine.conversation.pending_input == "What will the weather be like tomorrow?"
+    assert runner.engine.active_turn is None
+    assert logged_types(tmp_path / "session.jsonl").count("failure") == 2  # the reply, then the notice
+
+
+def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -> None:
+    work = Work(threaded=True)
+    thinker = ChatModelThinker(BrokenChatModel(), ChatSettings(), work)
+    runner, log = make_runner(tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, work)
+
+    with log:
+        speak_question(runner)
+        work.close()  # waits for the worker: its failure is in the inbox now
+        runner.feed_finished_work()
+
+    assert runner.engine.turns[0].error == "protocol"
+    assert runner.notices == ["Sorry, I could not reach the language model."]
+    assert "turn_failed" in logged_types(tmp_path / "session.jsonl")

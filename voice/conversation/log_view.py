@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from voice.conversation.events import InputReceived, ItemCommitted, TurnEnded, TurnStarted
+from voice.conversation.events import (
+    InputDuplicate,
+    InputReceived,
+    ItemCommitted,
+    PartFailed,
+    TurnEnded,
+    TurnFailed,
+    TurnStarted,
+)
 from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
 from voice.conversation.session_log import LoadedSession
 
@@ -34,6 +42,13 @@ def render_session(session: LoadedSession) -> str:
                     lines.append(f"  cut{where}; generated but not heard: {unheard or '(nothing)'}")
                 else:
                     lines.append(f"  cancelled{where} before anything was heard; the input carries over")
+            case TurnFailed(reason=reason, heard=heard):
+                said = f"after {heard!r} was heard" if heard else "before anything was heard"
+                lines.append(f"  failed ({reason}) {said}; kept out of the history, the input carries over")
+            case InputDuplicate(input_id=input_id):
+                lines.append(f"  duplicate   input {input_id} came again and was dropped")
+            case PartFailed(part=part, message=message):
+                lines.append(f"  {part} failed: {message}")
     if session.torn_tail is not None:
         lines.append(f"(the last line was torn, {len(session.torn_tail)} bytes, and is ignored)")
     return "\n".join(lines)

@@ -1,0 +1,27 @@
+"""`voice log show`: a session log read back as who said what, what failed, and what was dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from voice.conversation.continuation import Conversation
+from voice.conversation.log_view import render_session
+from voice.conversation.session_log import SessionLog, load_session
+
+
+def test_a_failed_turn_a_duplicate_and_a_broken_part_are_told_apart_from_cuts(tmp_path: Path) -> None:
+    conversation = Conversation()
+    with SessionLog.create(tmp_path / "s.jsonl") as log:
+        conversation.submit("What's the weather?", "in-1")
+        conversation.add_text("Tomorrow starts dry, then rain.")
+        conversation.fail("unavailable", "Tomorrow starts dry,", "accepted")
+        conversation.submit("What's the weather?", "in-1")
+        conversation.note_failure("asr", "RuntimeError: model gone")
+        log.append_all(conversation.take_events())
+
+    text = render_session(load_session(tmp_path / "s.jsonl"))
+
+    assert "failed (unavailable) after 'Tomorrow starts dry,' was heard" in text
+    assert "input in-1 came again and was dropped" in text
+    assert "asr failed: RuntimeError: model gone" in text
+    assert "heard" not in text.replace("was heard", "")  # no interrupted item was written
