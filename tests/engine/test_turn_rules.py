@@ -171,3 +171,27 @@ def test_a_reply_that_cannot_be_synthesized_fails_its_turn() -> None:
     assert room.engine.active_turn is None
     assert room.engine.conversation.pending_input == QUESTION
     assert room.engine.turns[0].error == "synthesis"
+
+
+def test_a_context_overflow_trims_and_retries_once_then_later_turns_still_work() -> None:
+    room = Room()
+    for number in range(3):  # some history to trim
+        request = room.engine.handle(TextInput(f"Question {number}?", f"q{number}"))[0]
+        assert isinstance(request, SendRequest)
+        turn = request.request.turn
+        room.synthesize(room.stream(turn, ["Fine."]))
+        room.play(turn, 10 * WORD)
+    sent = room.engine.handle(TextInput("And now?", "q3"))[0]
+    assert isinstance(sent, SendRequest)
+    too_large = LLMError(ErrorCode.TOO_LARGE, Dispatch.REJECTED, "context_length_exceeded", retriable=False)
+
+    retry = room.engine.handle(LlmFailed(sent.request.turn, too_large))
+
+    assert isinstance(retry[-1], SendRequest)
+    assert retry[-1].request.turn == sent.request.turn
+    assert len(retry[-1].request.items) < len(sent.request.items)
+    assert retry[-1].request.items[-1] == UserText("And now?")
+    again = room.engine.handle(LlmFailed(sent.request.turn, too_large))
+    assert isinstance(again[-1], SpeakNotice)  # trimmed once; a second refusal is told, not looped
+    follow = room.engine.handle(TextInput("Hello?", "q4"))
+    assert isinstance(follow[0], SendRequest)

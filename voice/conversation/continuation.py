@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from voice.conversation.context_window import ContextBudget, estimate_tokens, first_kept
 from voice.conversation.events import (
+    BudgetShrunk,
     ConversationEvent,
+    HistoryTrimmed,
     InputDuplicate,
     InputReceived,
     ItemCommitted,
@@ -30,6 +33,7 @@ from voice.conversation.items import (
 from voice.errors import ProtocolError
 
 NOT_RUN_UNFINISHED = "Not run: the turn ended before it ran."
+SEEN_IDS_KEPT = 4096  # input ids remembered for dropping retries; a retry comes within seconds, not weeks
 
 
 @dataclass(frozen=True)
@@ -55,12 +59,18 @@ def merge_inputs(first: str | None, second: str) -> str:
 
 
 class Conversation:
-    """History, the user input not yet answered, and the turn in flight."""
+    """History, the user input not yet answered, and the turn in flight.
 
-    def __init__(self) -> None:
-        self._history: list[Item] = []
+    With a ``budget``, each request carries only as much recent history as fits; what it leaves out is
+    forgotten here too (the session log keeps it), so memory stays flat over a conversation of weeks.
+    """
+
+    def __init__(self, budget: ContextBudget | None = None) -> None:
+        self._budget = budget
+        self._history: list[Item] = []  # the items requests still carry
+        self._forgotten = 0  # items trimmed off the front of the history so far
         self._pending_input: str | None = None
-        self._seen_ids: set[str] = set()
+        self._seen_ids: dict[str, None] = {}  # the latest SEEN_IDS_KEPT, oldest first
         self._inputs = 0
         self._turns = 0
         self._active: _ActiveTurn | None = None
@@ -68,9 +78,11 @@ class Conversation:
         self._outbox: list[ConversationEvent] = []
 
     @classmethod
-    def from_events(cls, events: Iterable[ConversationEvent]) -> Conversation:
+    def from_events(
+        cls, events: Iterable[ConversationEvent], budget: ContextBudget | None = None
+    ) -> Conversation:
         """Rebuild a conversation from its recorded events; a turn the log leaves open counts as lost."""
-        conversation = cls()
+        conversation = cls(budget)
         for event in events:
             conversation._apply(event)
         conversation._active = None  # the process died mid-turn: nothing of it was heard for sure
@@ -80,7 +92,12 @@ class Conversation:
 
     @property
     def history(self) -> tuple[Item, ...]:
+        """The history the next request carries (older items were trimmed to fit the budget)."""
         return tuple(self._history)
+
+    @property
+    def budget(self) -> ContextBudget | None:
+        return self._budget
 
     @property
     def pending_input(self) -> str | None:
@@ -151,10 +168,24 @@ class Conversation:
 
     def _start(self) -> Request:
         self._record(TurnStarted(self._turns + 1))
-        items = list(self._history)
-        if self._pending_input:
-            items.append(UserText(self._pending_input))
-        return Request(self._turns, tuple(items))
+        return self._request()
+
+    def _request(self) -> Request:
+        """The active turn's request: the history that fits the budget, then the pending input."""
+        pending = [UserText(self._pending_input)] if self._pending_input else []
+        if self._budget is not None:
+            keep = first_kept(self._history, pending, self._budget, 0)
+            if keep:
+                self._record(HistoryTrimmed(self._forgotten + keep))
+        return Request(self._turns, (*self._history, *pending))
+
+    def trim_after_refusal(self) -> Request:
+        """The server refused the active turn's request as too large: shrink the budget and trim again."""
+        self._require_active("trim")
+        pending = [UserText(self._pending_input)] if self._pending_input else []
+        refused = estimate_tokens((*self._history, *pending))
+        self._record(BudgetShrunk((self._budget or ContextBudget(refused)).shrunk(refused).tokens))
+        return self._request()
 
     # -- during a turn ----------------------------------------------------------------------------
 
@@ -240,7 +271,9 @@ class Conversation:
             case InputReceived(text=text, input_id=input_id):
                 self._inputs += 1
                 if input_id is not None:
-                    self._seen_ids.add(input_id)
+                    self._seen_ids[input_id] = None
+                    if len(self._seen_ids) > SEEN_IDS_KEPT:
+                        del self._seen_ids[next(iter(self._seen_ids))]
                 self._pending_input = merge_inputs(self._pending_input, text) or None
             case TurnStarted(turn=turn):
                 self._turns = turn
@@ -259,5 +292,10 @@ class Conversation:
             case TurnFailed():
                 self._last_completed_calls = False
                 self._active = None
+            case BudgetShrunk(tokens=tokens):
+                self._budget = ContextBudget(tokens)
+            case HistoryTrimmed(first_kept=first):
+                del self._history[: first - self._forgotten]
+                self._forgotten = first
             case InputDuplicate() | PartFailed():
                 pass

@@ -62,6 +62,20 @@ class TurnFailed:
 
 
 @dataclass(frozen=True)
+class HistoryTrimmed:
+    """Requests from now on leave out history items before ``first_kept`` (counted from the first ever)."""
+
+    first_kept: int
+
+
+@dataclass(frozen=True)
+class BudgetShrunk:
+    """The server refused a request as too large: requests from now on fit in ``tokens``."""
+
+    tokens: int
+
+
+@dataclass(frozen=True)
 class InputDuplicate:
     """An input arrived again with an id already seen: acknowledged, nothing started or cancelled."""
 
@@ -77,7 +91,15 @@ class PartFailed:
 
 
 ConversationEvent: TypeAlias = (
-    InputReceived | TurnStarted | ItemCommitted | TurnEnded | TurnFailed | InputDuplicate | PartFailed
+    InputReceived
+    | TurnStarted
+    | ItemCommitted
+    | TurnEnded
+    | TurnFailed
+    | HistoryTrimmed
+    | BudgetShrunk
+    | InputDuplicate
+    | PartFailed
 )
 
 
@@ -107,6 +129,10 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
                 "generated": event.generated,
                 "heard": event.heard,
             }
+        case HistoryTrimmed(first_kept=first_kept):
+            return {"type": "trimmed", "first_kept": first_kept}
+        case BudgetShrunk(tokens=tokens):
+            return {"type": "budget", "tokens": tokens}
         case InputDuplicate(input_id=input_id):
             return {"type": "duplicate", "input_id": input_id}
         case PartFailed(part=part, message=message):
@@ -140,6 +166,10 @@ def event_from_json(data: dict[str, Any]) -> ConversationEvent:
                 str(data.get("generated", "")),
                 str(data.get("heard", "")),
             )
+        if kind == "trimmed":
+            return HistoryTrimmed(int(data["first_kept"]))
+        if kind == "budget":
+            return BudgetShrunk(int(data["tokens"]))
         if kind == "duplicate":
             return InputDuplicate(str(data["input_id"]))
         if kind == "failure":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 from voice.conversation.events import (
+    BudgetShrunk,
+    HistoryTrimmed,
     InputDuplicate,
     InputReceived,
     ItemCommitted,
@@ -45,6 +47,10 @@ def render_session(session: LoadedSession) -> str:
             case TurnFailed(reason=reason, heard=heard):
                 said = f"after {heard!r} was heard" if heard else "before anything was heard"
                 lines.append(f"  failed ({reason}) {said}; kept out of the history, the input carries over")
+            case HistoryTrimmed(first_kept=first):
+                lines.append(f"  (requests leave out history items before item {first} to fit the context)")
+            case BudgetShrunk(tokens=tokens):
+                lines.append(f"  (a request was refused as too large; the budget is now {tokens} tokens)")
             case InputDuplicate(input_id=input_id):
                 lines.append(f"  duplicate   input {input_id} came again and was dropped")
             case PartFailed(part=part, message=message):

@@ -50,6 +50,7 @@ from voice.engine.events import (
 from voice.engine.records import SpeechRecord, TurnRecord
 from voice.engine.transcripts import is_meaningful, sounds_like_echo
 from voice.errors import ProtocolError
+from voice.llm.errors import ErrorCode
 from voice.llm.retry import RetryPolicy
 from voice.tts.chunker import SpeechChunker
 
@@ -90,6 +91,7 @@ class _Turn:
     tools_waiting: set[str] = field(default_factory=set)
     tools_started: bool = False
     cut_at: int | None = None  # the user moved on at this sample while the turn's tools ran
+    trimmed: bool = False  # the request was trimmed once after a too-large refusal
 
     @property
     def number(self) -> int:
@@ -115,7 +117,7 @@ class Engine:
     ) -> None:
         self._vad = vad
         self.conversation = conversation or Conversation()
-        self._retry = retry or RetryPolicy()
+        self._retry_policy = retry or RetryPolicy()
         self.rate = rate
         self.phase = Phase.LISTENING
         self._turn: _Turn | None = None
@@ -380,15 +382,24 @@ class Engine:
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
         heard = turn.ledger.heard(turn.played)
-        delay = self._retry.delay_before_retry(event.error, turn.attempt, bool(heard))
+        if event.error.code is ErrorCode.TOO_LARGE and not turn.trimmed and not heard:
+            turn.trimmed = True  # the context overflowed: trim the history and try once more
+            return self._retry(turn, self.conversation.trim_after_refusal(), 0.0)
+        delay = self._retry_policy.delay_before_retry(event.error, turn.attempt, bool(heard))
         if delay is not None:
-            self.conversation.discard_reply()
-            turn.attempt += 1
-            turn.first_chunk = turn.chunks_done = turn.chunks_asked
-            turn.ledger, turn.chunker, turn.calls = PlaybackLedger(), SpeechChunker(), []
-            turn.enqueued = turn.played = 0
-            return [StopPlayback(turn.number), SendRequest(turn.request, delay)]
+            return self._retry(turn, turn.request, delay)
         return self._fail(turn, event.error.code.value, event.error.dispatch.value, FAILURE_NOTICE)
+
+    def _retry(self, turn: _Turn, request: Request, delay_s: float) -> list[EngineAction]:
+        """Send the turn's request again; what the failed attempt streamed and queued is forgotten."""
+        self.conversation.discard_reply()
+        turn.request = request
+        turn.record.request = request.items
+        turn.attempt += 1
+        turn.first_chunk = turn.chunks_done = turn.chunks_asked
+        turn.ledger, turn.chunker, turn.calls = PlaybackLedger(), SpeechChunker(), []
+        turn.enqueued = turn.played = 0
+        return [StopPlayback(turn.number), SendRequest(request, delay_s)]
 
     def _ask_synthesis(self, turn: _Turn, chunks: list[str]) -> list[EngineAction]:
         actions: list[EngineAction] = []
