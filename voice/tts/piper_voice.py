@@ -8,6 +8,8 @@ which the virtual-time simulation relies on.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,21 +57,45 @@ def bundled_voice_path() -> Path:
     )
 
 
+def _lean_session(model: Path, alignments: bool) -> Any:
+    """An onnxruntime session for the voice that does not grow with every new reply length.
+
+    onnxruntime's CPU arena and per-shape memory plans keep what the longest replies needed, so a
+    long session grew by megabytes a turn; without them memory stays flat at no measurable cost.
+    ``alignments`` patches the model in memory to report samples per phoneme, as piper's own loader does.
+    """
+    import onnx
+    import onnxruntime
+    from piper.patch_voice_with_alignment import add_alignment_output
+
+    proto = onnx.load(str(model))
+    if alignments:
+        # already patched, or not patchable (ValueError): spans are then estimated from the audio
+        with contextlib.suppress(ValueError):
+            add_alignment_output(proto)
+    options = onnxruntime.SessionOptions()
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    return onnxruntime.InferenceSession(
+        proto.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
 class PiperSynthesizer:
     """Speaks text with a piper voice, loaded and warmed up once; one ``synthesize`` call at a time."""
 
     def __init__(self, settings: PiperSettings | None = None) -> None:
         settings = settings or PiperSettings()
-        from piper import PiperVoice, SynthesisConfig  # heavy (onnxruntime): imported only when needed
+        from piper import PiperConfig, PiperVoice, SynthesisConfig  # heavy: imported only when needed
 
         model = settings.model or bundled_voice_path()
         if not model.is_file():
             raise ModelError(f"piper voice not found: {model}")
         try:
-            self._voice = PiperVoice.load(
-                model, config_path=settings.config, include_alignments=settings.word_alignments
-            )
-        # protobuf, onnx and onnxruntime raise errors with no common base for an unreadable voice.
+            session = _lean_session(model, settings.word_alignments)
+            config = json.loads(Path(settings.config or f"{model}.json").read_text(encoding="utf-8"))
+            self._voice = PiperVoice(session=session, config=PiperConfig.from_dict(config))
+        # protobuf, onnx, onnxruntime and a bad config raise errors with no common base.
         except Exception as exc:
             raise ModelError(f"cannot load piper voice {model}: {exc}") from exc
         self._alignments = settings.word_alignments
