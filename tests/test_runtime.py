@@ -7,15 +7,24 @@ the playback buffer and the runner are the real ones.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from tests.engine.test_engine import ScriptedVad
 from voice.asr.port import Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
+from voice.audio.vad import (
+    DEFAULT_BARGE_IN,
+    DEFAULT_QUIET,
+    SpeechPaused,
+    SpeechStarted,
+    VadEvent,
+    VoiceActivityDetector,
+)
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
 from voice.conversation.continuation import Request
@@ -176,3 +185,40 @@ def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -
     assert runner.engine.turns[0].error == "protocol"
     assert runner.notices == ["Sorry, I could not reach the language model."]
     assert "turn_failed" in logged_types(tmp_path / "session.jsonl")
+
+
+class GatedTranscriber:
+    """Holds its first call until released, and notes the length of every utterance it transcribes."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.lengths: list[int] = []
+
+    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+        self.lengths.append(audio.frames)
+        self.release.wait(timeout=30)
+        return Transcript("")
+
+
+def test_an_early_transcription_the_user_talked_past_never_runs_if_still_queued() -> None:
+    vad = ScriptedVad()
+    transcriber = GatedTranscriber()
+    work = Work(threaded=True)
+    runner = ActionRunner(
+        Engine(vad), transcriber, EvenSynthesizer(), RecordingThinker(), work, PlaybackBuffer(ENGINE_RATE)
+    )
+    silence = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)
+
+    def tick(*events: VadEvent) -> None:
+        vad.next_events = list(events)
+        runner.feed(MicAudio(silence))
+
+    tick(SpeechStarted(0))
+    for offers in range(1, 4):  # three pauses, each a longer utterance; the user goes on after each
+        tick(SpeechPaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
+    transcriber.release.set()
+    answered = [work.inbox.get(timeout=30), work.inbox.get(timeout=30)]
+    work.close()
+
+    assert [event.utterance for event in answered] == [1, 3]  # type: ignore[union-attr]
+    assert transcriber.lengths == [BLOCK, 3 * BLOCK]  # the second offer was dropped before it ran

@@ -8,12 +8,14 @@ the LLM, tools, the playback buffer, and the session log.
 from __future__ import annotations
 
 import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.port import Transcriber
+from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.cancel import CancelToken
 from voice.conversation.continuation import Request
@@ -21,6 +23,7 @@ from voice.conversation.items import ToolCall, ToolResult
 from voice.conversation.session_log import SessionLog
 from voice.engine.actions import (
     CancelTurn,
+    DropTranscription,
     EngineAction,
     PausePlayback,
     Play,
@@ -118,16 +121,23 @@ class ChatModelThinker:
         self._model = model
         self._settings = settings
         self._work = work
-        self._tokens: dict[int, CancelToken] = {}
+        self._tokens: dict[int, CancelToken] = {}  # streams still running, by turn
+        self._lock = threading.Lock()  # streams end on the worker while the loop sends and cancels
 
     def send(self, request: Request, delay_s: float) -> None:
         token = CancelToken()
-        self._tokens[request.turn] = token
+        with self._lock:
+            self._tokens[request.turn] = token
 
         def produce() -> Iterator[EngineEvent]:
-            if delay_s and self._work.threaded and token.wait(delay_s):
-                return iter(())  # cancelled while waiting to retry
-            return stream_turn(self._model, request, token, self._settings)
+            try:
+                if delay_s and self._work.threaded and token.wait(delay_s):
+                    return  # cancelled while waiting to retry
+                yield from stream_turn(self._model, request, token, self._settings)
+            finally:  # a finished stream's token is dropped, so a long session keeps none of them
+                with self._lock:
+                    if self._tokens.get(request.turn) is token:
+                        del self._tokens[request.turn]
 
         def failed(exc: Exception) -> list[EngineEvent]:
             if token.cancelled:
@@ -138,12 +148,15 @@ class ChatModelThinker:
         self._work.run("llm", produce, failed)
 
     def cancel(self, turn: int) -> None:
-        token = self._tokens.pop(turn, None)
+        with self._lock:
+            token = self._tokens.pop(turn, None)
         if token is not None:
             token.cancel("the user interrupted")
 
     def cancel_all(self) -> None:
-        for turn in list(self._tokens):
+        with self._lock:
+            turns = list(self._tokens)
+        for turn in turns:
             self.cancel(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
@@ -183,6 +196,9 @@ class ActionRunner:
         self._work = work
         self._log = session_log
         self._audio: _TurnAudio | None = None  # the reply audio queued since the last stop
+        self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
+        self._asr_queued: set[int] = set()
+        self._asr_dropped: set[int] = set()
 
     def feed(self, event: EngineEvent) -> None:
         """Handle one event and, when running inline, everything it sets off."""
@@ -215,12 +231,17 @@ class ActionRunner:
     def _carry_out(self, action: EngineAction) -> None:
         match action:
             case Transcribe(utterance=utterance, audio=audio):
-                transcriber = self._transcriber
+                with self._asr_lock:
+                    self._asr_queued.add(utterance)
                 self._work.run(
                     "asr",
-                    lambda: [TranscriptReady(utterance, transcriber.transcribe(audio).text)],
+                    lambda: self._transcribe(utterance, audio),
                     lambda exc: [TranscriptFailed(utterance, describe(exc))],
                 )
+            case DropTranscription(utterance=utterance):
+                with self._asr_lock:
+                    if utterance in self._asr_queued:
+                        self._asr_dropped.add(utterance)
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn):
@@ -251,6 +272,15 @@ class ActionRunner:
                 self._work.run(
                     "tts", lambda: self._speak_notice(text), lambda exc: [PartFailed("tts", describe(exc))]
                 )
+
+    def _transcribe(self, utterance: int, audio: AudioBlock) -> list[EngineEvent]:
+        """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run."""
+        with self._asr_lock:
+            self._asr_queued.discard(utterance)
+            if utterance in self._asr_dropped:
+                self._asr_dropped.discard(utterance)
+                return []
+        return [TranscriptReady(utterance, self._transcriber.transcribe(audio).text)]
 
     def _speak_notice(self, text: str) -> list[EngineEvent]:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""

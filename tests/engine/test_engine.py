@@ -10,6 +10,7 @@ from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.items import NOT_RUN_INTERRUPTED, AssistantText, ToolCall, ToolResult, UserText
 from voice.engine.actions import (
     CancelTurn,
+    DropTranscription,
     EngineAction,
     PausePlayback,
     Play,
@@ -311,7 +312,7 @@ def test_speech_after_an_early_transcript_makes_it_stale() -> None:
     room.tick(SpeechPaused(BLOCK, first))
     assert room.engine.handle(TranscriptReady(1, "I was wondering")) == []
 
-    assert room.tick(SpeechEnded(3 * BLOCK, whole)) == [Transcribe(2, whole)]
+    assert room.tick(SpeechEnded(3 * BLOCK, whole)) == [DropTranscription(1), Transcribe(2, whole)]
     actions = room.engine.handle(TranscriptReady(2, "I was wondering what time it is."))
 
     assert isinstance(actions[0], SendRequest)

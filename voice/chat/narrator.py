@@ -13,23 +13,22 @@ class Narrator:
     def __init__(self, engine: Engine, write: Callable[[str], None] = print) -> None:
         self._engine = engine
         self._write = write
-        self._utterances = 0
-        self._turns = 0
+        self._printed_speech = -1  # start sample of the last utterance printed
+        self._printed_turn = 0
 
     def update(self) -> None:
-        speech = self._engine.speech
-        while self._utterances < len(speech) and speech[self._utterances].transcript is not None:
-            text = speech[self._utterances].transcript
-            self._write(f"you:       {text}" if text else "you:       (no words: a noise)")
-            self._utterances += 1
-        turns = self._engine.turns
-        finished = len(turns) - (1 if self._engine.active_turn is not None else 0)
-        while self._turns < finished:
-            turn = turns[self._turns]
+        for record in self._engine.speech:
+            if record.start > self._printed_speech and record.transcript is not None:
+                text = record.transcript
+                self._write(f"you:       {text}" if text else "you:       (no words: a noise)")
+                self._printed_speech = record.start
+        for turn in self._engine.turns:
+            if turn.turn <= self._printed_turn or turn.turn == self._engine.active_turn:
+                continue
             if turn.error:
-                self._write(f"assistant: (the LLM failed: {turn.error})")
+                self._write(f"assistant: (failed: {turn.error})")
             elif turn.interrupted:
                 self._write(f"assistant: {turn.spoken or '(cut before a word was heard)'}  [interrupted]")
             elif turn.spoken:
                 self._write(f"assistant: {turn.spoken}")
-            self._turns += 1
+            self._printed_turn = turn.turn

@@ -19,6 +19,13 @@ class Transcribe:
 
 
 @dataclass(frozen=True)
+class DropTranscription:
+    """An early transcription the user talked past: skip it if it has not started; no answer is due."""
+
+    utterance: int
+
+
+@dataclass(frozen=True)
 class SendRequest:
     """Stream this request from the LLM after ``delay_s`` (non-zero only for a retry)."""
 
@@ -84,6 +91,7 @@ class SpeakNotice:
 
 EngineAction: TypeAlias = (
     Transcribe
+    | DropTranscription
     | SendRequest
     | CancelTurn
     | Synthesize

@@ -9,6 +9,7 @@ turn, keeping exactly what was heard, while a cough, a click or the assistant's 
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +21,7 @@ from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
+    DropTranscription,
     EngineAction,
     PausePlayback,
     Play,
@@ -57,6 +59,7 @@ from voice.tts.chunker import SpeechChunker
 FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
+RECORDS_KEPT = 500  # turn and utterance records kept for reports and the narrator
 TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited after the user moved on
 
 
@@ -129,9 +132,10 @@ class Engine:
         self._open_speech: SpeechRecord | None = None
         self._held: list[tuple[str, str]] = []  # (text, id) said while a turn's tools ran
         self._clock = 0  # end of the last mic block: how long held input has waited
-        self.turns: list[TurnRecord] = []
-        self.speech: list[SpeechRecord] = []
-        self.duplicates: list[str] = []
+        # the latest records only: a kiosk runs for weeks, and the session log keeps everything
+        self.turns: deque[TurnRecord] = deque(maxlen=RECORDS_KEPT)
+        self.speech: deque[SpeechRecord] = deque(maxlen=RECORDS_KEPT)
+        self.duplicates: deque[str] = deque(maxlen=RECORDS_KEPT)
 
     @property
     def active_turn(self) -> int | None:
@@ -184,9 +188,16 @@ class Engine:
 
     def _on_speech_paused(self, event: SpeechPaused) -> list[EngineAction]:
         """The user may have finished: transcribe now, while endpointing still waits to be sure."""
+        stale = self._drop_speculation()
         self._transcriptions += 1
         self._speculation = (self._transcriptions, event.sample)
-        return [Transcribe(self._transcriptions, event.utterance)]
+        return [*stale, Transcribe(self._transcriptions, event.utterance)]
+
+    def _drop_speculation(self) -> list[EngineAction]:
+        """The user talked past an early offer: its transcription is not needed (if queued, it never runs)."""
+        speculation, self._speculation = self._speculation, None
+        self._early_transcripts.clear()
+        return [] if speculation is None else [DropTranscription(speculation[0])]
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
         record = self._open_speech
@@ -197,15 +208,16 @@ class Engine:
         self._open_speech = None
         self._transcribing += 1
         self.phase = Phase.THINKING
-        speculation, self._speculation = self._speculation, None
+        speculation = self._speculation
         if speculation is not None and speculation[1] == event.sample:  # nothing was said since the offer
+            self._speculation = None
             self._utterance_of[speculation[0]] = record
             early = self._early_transcripts.pop(speculation[0], None)
             return [] if early is None else self._dispatch(early)
-        self._early_transcripts.clear()
+        stale = self._drop_speculation()
         self._transcriptions += 1
         self._utterance_of[self._transcriptions] = record
-        return [Transcribe(self._transcriptions, event.utterance)]
+        return [*stale, Transcribe(self._transcriptions, event.utterance)]
 
     def _claim_utterance(self, event: TranscriptReady | TranscriptFailed) -> SpeechRecord | None:
         """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
@@ -290,7 +302,7 @@ class Engine:
         return self._start_turn(request)
 
     def _start_turn(self, request: Request) -> list[EngineAction]:
-        turn = _Turn(request, TurnRecord(request.turn, request.items))
+        turn = _Turn(request, TurnRecord(request.turn))
         self.turns.append(turn.record)
         self._turn = turn
         actions: list[EngineAction] = [SendRequest(request)]
@@ -394,7 +406,6 @@ class Engine:
         """Send the turn's request again; what the failed attempt streamed and queued is forgotten."""
         self.conversation.discard_reply()
         turn.request = request
-        turn.record.request = request.items
         turn.attempt += 1
         turn.first_chunk = turn.chunks_done = turn.chunks_asked
         turn.ledger, turn.chunker, turn.calls = PlaybackLedger(), SpeechChunker(), []

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from voice.conversation.items import Item
-
 
 @dataclass
 class TurnRecord:
-    """One LLM request and what became of it; sample positions are on the engine clock."""
+    """One LLM request and what became of it; sample positions are on the engine clock.
+
+    The request itself is not kept (the session log has it): records of a long session stay small.
+    """
 
     turn: int
-    request: tuple[Item, ...]
     reply: str = ""
     spoken: str = ""
     interrupted: bool = False

@@ -18,11 +18,13 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
+from voice.conversation.continuation import Request
+from voice.conversation.items import Item, ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
 from voice.engine.events import MicAudio, TextInput
 from voice.llm.port import ChatModel, ChatSettings
-from voice.runtime import ActionRunner, ChatModelThinker, Work
+from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
 from voice.sim.room import MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
 from voice.sim.scripted_llm import ScriptedThinker
@@ -61,6 +63,25 @@ class SimulationResult:
     speaker: Samples
     cues: list[CuePlacement]
     notices: list[str] = field(default_factory=list)
+    requests: dict[int, tuple[Item, ...]] = field(default_factory=dict)  # what each turn last sent
+
+
+class RequestRecorder:
+    """A thinker that notes every request before passing it on: the report shows what the LLM was sent."""
+
+    def __init__(self, thinker: Thinker) -> None:
+        self._thinker = thinker
+        self.requests: dict[int, tuple[Item, ...]] = {}
+
+    def send(self, request: Request, delay_s: float) -> None:
+        self.requests[request.turn] = request.items
+        self._thinker.send(request, delay_s)
+
+    def cancel(self, turn: int) -> None:
+        self._thinker.cancel(turn)
+
+    def run_tool(self, turn: int, call: ToolCall) -> None:
+        self._thinker.run_tool(turn, call)
 
 
 class RoomSimulation:
@@ -91,11 +112,12 @@ class RoomSimulation:
             thinker = self._model
         else:
             raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
+        self._requests = RequestRecorder(thinker)
         self._runner = ActionRunner(
             pipeline.make_engine(),
             pipeline.transcriber,
             pipeline.synthesizer,
-            thinker,
+            self._requests,
             self._work,
             PlaybackBuffer(ENGINE_RATE),
             session_log,
@@ -155,7 +177,12 @@ class RoomSimulation:
             for i, (placed, cue) in enumerate(zip(self._cues, self.scenario.user, strict=True))
         ]
         return SimulationResult(
-            self._runner.engine, self._mic.samples, self._speaker, cues, self._runner.notices
+            self._runner.engine,
+            self._mic.samples,
+            self._speaker,
+            cues,
+            self._runner.notices,
+            self._requests.requests,
         )
 
     def _tick(self) -> None:

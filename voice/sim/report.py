@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from voice.audio.block import ENGINE_RATE
-from voice.conversation.items import item_to_json
+from voice.conversation.items import Item, item_to_json
 from voice.engine.records import SpeechRecord, TurnRecord
 from voice.sim.driver import SimulationResult
 
@@ -16,9 +16,9 @@ def seconds(sample: int | None) -> float | None:
     return None if sample is None else round(sample / ENGINE_RATE, 3)
 
 
-def turn_json(record: TurnRecord) -> dict[str, Any]:
+def turn_json(record: TurnRecord, request: tuple[Item, ...]) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "request": [item_to_json(item) for item in record.request],
+        "request": [item_to_json(item) for item in request],
         "reply": record.reply,
         "spoken": record.spoken,
         "interrupted": record.interrupted,
@@ -42,7 +42,7 @@ def speech_json(record: SpeechRecord) -> dict[str, Any]:
 def build_report(result: SimulationResult) -> dict[str, Any]:
     report: dict[str, Any] = {
         "version": REPORT_VERSION,
-        "turns": [turn_json(record) for record in result.engine.turns],
+        "turns": [turn_json(record, result.requests[record.turn]) for record in result.engine.turns],
         "user_speech": [speech_json(record) for record in result.engine.speech],
         "user_audio": [
             {"cue": c.cue, "wav": c.wav, "at_s": seconds(c.at)} | ({"skipped": c.reason} if c.reason else {})
@@ -58,7 +58,7 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
             for c in typed
         ]
     if result.engine.duplicates:
-        report["duplicates"] = result.engine.duplicates
+        report["duplicates"] = list(result.engine.duplicates)
     if result.notices:
         report["notices"] = result.notices
     return report
