@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -181,3 +182,29 @@ def test_killing_the_writer_at_random_instants_loses_at_most_the_line_being_writ
         written = len(loaded.events) - before
         assert acknowledged <= written <= acknowledged + 1
         loaded.conversation()  # and the history rebuilds
+
+
+class StuckDiskLog(SessionLog):
+    """A log whose fsync hangs until released, like an SD card busy with a large write."""
+
+    disk_free = threading.Event()
+
+    def _sync(self) -> None:
+        self.disk_free.wait(timeout=30)
+        super()._sync()
+
+
+def test_a_slow_fsync_never_holds_up_the_turn_that_asked_for_it(tmp_path: Path) -> None:
+    StuckDiskLog.disk_free.set()  # creating the log syncs once, on the caller's thread
+    log = StuckDiskLog.create(tmp_path / "slow.jsonl")
+    StuckDiskLog.disk_free.clear()
+    conversation = Conversation()
+    conversation.submit("What's the weather?")
+
+    log.append_all(conversation.take_events())  # a turn boundary: returns while the fsync still waits
+
+    assert '"turn_start"' in (tmp_path / "slow.jsonl").read_text()  # written, though not yet synced
+    StuckDiskLog.disk_free.set()
+    log.close()
+    events = load_session(tmp_path / "slow.jsonl").events
+    assert [type(logged.event).__name__ for logged in events] == ["InputReceived", "TurnStarted"]

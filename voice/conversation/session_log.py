@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,6 +105,12 @@ class SessionLog:
         self._fd = fd
         self.path = path
         self._seq = next_seq
+        # fsync waits on the disk (an SD card can take 100s of ms): it runs here, never on the caller's thread
+        self._sync_wanted = threading.Event()
+        self._closing = False
+        self._sync_error: SessionLogError | None = None
+        self._syncer = threading.Thread(target=self._sync_when_asked, name="voice-log-sync", daemon=True)
+        self._syncer.start()
 
     @classmethod
     def create(cls, path: str | Path) -> SessionLog:
@@ -131,10 +138,26 @@ class SessionLog:
         return cls(fd, loaded.path, loaded.next_seq), loaded
 
     def append(self, event: ConversationEvent) -> None:
-        """Write one event; turn boundaries are fsynced before this returns."""
+        """Write one event; at turn boundaries an fsync follows on the log's own thread.
+
+        The line is in the kernel once this returns, so a crash of the process loses nothing written.
+        """
+        if self._sync_error is not None:
+            raise self._sync_error
         self._write(event_to_json(event))
         if isinstance(event, TurnStarted | TurnEnded | TurnFailed):
-            self._sync()
+            self._sync_wanted.set()
+
+    def _sync_when_asked(self) -> None:
+        while True:
+            self._sync_wanted.wait()
+            self._sync_wanted.clear()
+            if self._closing:
+                return
+            try:
+                self._sync()
+            except SessionLogError as exc:
+                self._sync_error = exc
 
     def append_all(self, events: list[ConversationEvent]) -> None:
         for event in events:
@@ -163,6 +186,9 @@ class SessionLog:
 
     def close(self) -> None:
         if self._fd >= 0:
+            self._closing = True
+            self._sync_wanted.set()
+            self._syncer.join()
             self._sync()
             os.close(self._fd)
             self._fd = -1
