@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -53,6 +54,9 @@ from voice.llm.port import ChatModel, ChatSettings
 from voice.tts.port import Synthesizer
 
 Failure = Callable[[Exception], Iterable[EngineEvent]]
+
+
+NOTICES_KEPT = 100
 
 
 class Work:
@@ -189,7 +193,7 @@ class ActionRunner:
     ) -> None:
         self.engine = engine
         self.buffer = buffer
-        self.notices: list[str] = []
+        self.notices: deque[str] = deque(maxlen=NOTICES_KEPT)  # the latest, for reports
         self._transcriber = transcriber
         self._synthesizer = synthesizer
         self._thinker = thinker

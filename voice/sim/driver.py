@@ -181,7 +181,7 @@ class RoomSimulation:
             self._mic.samples,
             self._speaker,
             cues,
-            self._runner.notices,
+            list(self._runner.notices),
             self._requests.requests,
         )
 

@@ -1,0 +1,88 @@
+"""A conversation of hundreds of exchanges against the real embedded llama.cpp server (SmolLM2-135M).
+
+Without a budget the history outgrows the server's 2048-token context after about 35 exchanges and
+every reply fails from then on. With it, every request fits, the oldest exchanges go, and a session
+resumed from its log sends exactly what the live one would have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from voice.cancel import CancelToken
+from voice.conversation.context_window import ContextBudget
+from voice.conversation.continuation import Conversation, Request
+from voice.conversation.events import HistoryTrimmed
+from voice.conversation.items import UserText
+from voice.conversation.session_log import SessionLog, load_session
+from voice.llm.embedded import N_CTX, EmbeddedServer
+from voice.llm.openai_client import OpenAIChatModel
+from voice.llm.port import ChatRequest, ChatSettings, Finished, TextDelta
+from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
+
+pytestmark = pytest.mark.models
+
+EXCHANGES = 300
+SETTINGS = ChatSettings(max_tokens=8, temperature=0.0)
+BUDGET = ContextBudget.for_model(N_CTX, 8, SPEECH_SYSTEM_PROMPT)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[EmbeddedServer]:
+    with EmbeddedServer() as embedded:
+        yield embedded
+
+
+def answer(model: OpenAIChatModel, request: Request) -> tuple[str, int]:
+    """The streamed reply and the prompt tokens the server counted (its own tokenizer)."""
+    text, prompt_tokens = "", 0
+    for event in model.stream(ChatRequest(request.items, settings=SETTINGS), CancelToken()):
+        if isinstance(event, TextDelta):
+            text += event.text
+        if isinstance(event, Finished) and event.usage is not None:
+            prompt_tokens = event.usage.prompt_tokens
+    return text.strip(), prompt_tokens
+
+
+def question(number: int) -> str:
+    return f"Exchange {number}: what is one thing people often say about the number {number}?"
+
+
+def test_three_hundred_exchanges_all_answered_within_the_context(
+    server: EmbeddedServer, tmp_path: Path
+) -> None:
+    model = OpenAIChatModel(server.url, server.model)
+    conversation = Conversation(BUDGET)
+    prompt_sizes: list[int] = []
+    with SessionLog.create(tmp_path / "long.jsonl") as log:
+        for number in range(1, EXCHANGES + 1):
+            request = conversation.submit(question(number), f"q{number}")
+            assert request is not None
+            reply, prompt_tokens = answer(model, request)  # an overflow would raise LLMError here
+            prompt_sizes.append(prompt_tokens)
+            conversation.add_text(reply)
+            if number % 10 == 0 and " " in reply:  # now and then the user cuts in
+                conversation.cancel(reply.split(" ")[0])
+            else:
+                conversation.complete()
+            log.append_all(conversation.take_events())
+        last = conversation.submit(question(EXCHANGES + 1), "last")
+    assert last is not None
+
+    assert max(prompt_sizes) + SETTINGS.max_tokens <= N_CTX  # counted by the server's tokenizer
+    assert last.items[0] == UserText(question(last_kept_question(last)))
+    assert last_kept_question(last) > EXCHANGES // 2  # the oldest exchanges were dropped
+    events = [logged.event for logged in load_session(tmp_path / "long.jsonl").events]
+    assert any(isinstance(event, HistoryTrimmed) for event in events)
+    resumed = Conversation.from_events(events, BUDGET)
+    assert resumed.submit(question(EXCHANGES + 1), "last") == last
+
+
+def last_kept_question(request: Request) -> int:
+    """The number of the oldest question the request still carries."""
+    first = request.items[0]
+    assert isinstance(first, UserText)
+    return int(first.text.split(":")[0].removeprefix("Exchange "))
