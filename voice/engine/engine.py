@@ -240,7 +240,7 @@ class Engine:
             genuine = not sounds_like_echo(event.text, self._recently_played(turn))
         if not genuine:
             return self._no_words()
-        return self._take_input(event.text, f"speech-{self.conversation.inputs + len(self._held) + 1}")
+        return self._take_input(event.text, self._fresh_id("speech"))
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
         record = self._claim_utterance(event)
@@ -265,7 +265,7 @@ class Engine:
 
     def _on_text_input(self, event: TextInput) -> list[EngineAction]:
         """Typed input follows the rules of speech; a repeated id starts and cancels nothing."""
-        input_id = event.input_id or f"text-{self.conversation.inputs + len(self._held) + 1}"
+        input_id = event.input_id or self._fresh_id("text")
         if self.conversation.has_seen(input_id) or any(input_id == held for _, held in self._held):
             self.duplicates.append(input_id)
             self.conversation.note_duplicate(input_id)
@@ -273,6 +273,10 @@ class Engine:
         if not event.text.strip():
             return []
         return self._take_input(event.text, input_id)
+
+    def _fresh_id(self, kind: str) -> str:
+        """An id for input that came without one, unique over the session's whole log (resumes included)."""
+        return f"{kind}-{self.conversation.inputs + len(self._held) + 1}"
 
     def _take_input(self, text: str, input_id: str) -> list[EngineAction]:
         """Real input from the user: it cancels the turn in flight and starts the next one."""
