@@ -23,7 +23,7 @@ from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, Finished
 from voice.llm.reply import ReplyAssembler
 
 CONNECT_TIMEOUT_S = 15.0
-IDLE_TIMEOUT_S = 60.0
+IDLE_TIMEOUT_S = 180.0  # a slow local server may think for minutes before its first byte
 _ERROR_BODY_LIMIT = 65_536
 _END_MARKER = "[DONE]"
 
