@@ -134,11 +134,15 @@ def test_two_completed_turns_continue_the_conversation(recording: RecordingModel
 
 # -- the server's lifetime follows voice's ----------------------------------------------------------------
 
+# A stand-in for voice. It puts back Python's Ctrl-C handler, as a process in a terminal's foreground has it:
+# a suite started as a background job of a non-interactive shell passes "SIGINT ignored" down to it, and
+# then the SIGINT case waited out the sleep below (reproduced with `(trap '' INT; pytest ...)`).
 PARENT = textwrap.dedent(
     """
     import os, signal, sys, time
     from voice.llm.embedded import EmbeddedServer
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with EmbeddedServer(warm_up=False) as server:
         print(server.pid, flush=True)
         sys.stdin.readline()  # the test has seen the server alive
