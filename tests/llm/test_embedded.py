@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -358,3 +359,32 @@ def test_the_configured_context_size_is_the_embedded_servers(
         assert raised.value.code is ErrorCode.TOO_LARGE
         assert text_of(list(model.stream(ChatRequest((UserText("Hi."),), settings=SHORT), CancelToken())))
     assert (tmp_path / "voice" / "llm-server.log").is_file()
+
+
+def test_a_cancel_does_not_wait_for_a_restart(tmp_path: Path) -> None:
+    with (
+        EmbeddedServer(warm_up=False, log_path=tmp_path / "server.log") as server,
+        EmbeddedChatModel(server) as model,
+    ):
+        dead = server.pid
+        assert dead is not None
+        kill_and_wait(dead)
+        cancel = CancelToken()
+        events: list[ChatEvent] = []
+        question = ChatRequest((UserText("Say hello to me."),), settings=SHORT)
+        asking = threading.Thread(target=lambda: events.extend(model.stream(question, cancel)))
+        asking.start()
+        deadline = time.monotonic() + 30
+        while server.pid == dead and time.monotonic() < deadline:
+            time.sleep(0.01)
+        restarting = server.pid
+        assert restarting != dead
+        cancel.cancel("the user spoke while the server restarted")
+        asking.join(timeout=30)
+        assert not asking.is_alive()
+        assert events == [Finished(CANCELLED)]
+        assert restarting is not None
+        assert wait_until_gone(restarting)  # the half-started server was dropped
+
+        assert text_of(list(model.stream(question, CancelToken()))).strip()
+        assert server.restarts == 2

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -161,24 +161,28 @@ class EmbeddedServer:
         self._output = ServerOutputLog(self.log_path, self._log_max_bytes, self._log_backups)
         self._launcher = Launcher()
         try:
-            self._run(gguf)
+            self._run(gguf)  # nothing gives up on the first start but Ctrl-C
         except BaseException:
             self.stop()
             raise
 
-    def ensure_running(self) -> None:
-        """Start the server again if its process has exited, waiting until it answers; else return at once."""
+    def ensure_running(self, give_up: Callable[[], bool] = lambda: False) -> bool:
+        """Start the server again if its process has exited and wait until it answers; True once it does.
+
+        Returns False, the half-started server killed, if ``give_up()`` turns true while waiting (a
+        cancelled turn does not wait for a restart); the next call starts it afresh.
+        """
         with self._restarting:
             process = self._process
             if self._stopped or process is None or self._output is None:
                 raise ModelError("the embedded LLM server was stopped")
             code = process.poll()
             if code is None:
-                return
+                return True
             self._output.note(f"the server exited ({describe_exit(code)}); restarting it")
             log.warning("the embedded LLM server exited (%s); restarting it", describe_exit(code))
             self.restarts += 1
-            self._run(self._model_file())
+            return self._run(self._model_file(), give_up)
 
     def exit_code(self, wait_s: float) -> int | None:
         """The server's exit status if it ended (waiting up to ``wait_s`` for it to end), else None."""
@@ -190,7 +194,7 @@ class EmbeddedServer:
         except subprocess.TimeoutExpired:
             return None
 
-    def _run(self, gguf: Path) -> None:
+    def _run(self, gguf: Path, give_up: Callable[[], bool] = lambda: False) -> bool:
         assert self._launcher is not None
         assert self._output is not None
         self._port = _free_loopback_port()
@@ -234,10 +238,14 @@ class EmbeddedServer:
         self._output.follow(process.stdout, process.pid)
         self._output.note(f"started server {process.pid} on {self.url}")
         try:
-            self._wait_until_answering(process)
+            answering = self._wait_until_answering(process, give_up)
         except BaseException:
             stop_process(process, STOP_TIMEOUT_S)  # a server that never answered is started afresh next time
             raise
+        if not answering:
+            process.kill()  # it holds nothing yet: no reason to wait for an orderly stop
+            process.wait()
+        return answering
 
     def _model_file(self) -> Path:
         if self._gguf is None:
@@ -246,10 +254,12 @@ class EmbeddedServer:
             raise ConfigError(f"no GGUF model file at {self._gguf}")
         return self._gguf
 
-    def _wait_until_answering(self, process: subprocess.Popen[bytes]) -> None:
+    def _wait_until_answering(self, process: subprocess.Popen[bytes], give_up: Callable[[], bool]) -> bool:
         deadline = time.monotonic() + self._startup_timeout_s
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             while not self._answers(client):
+                if give_up():
+                    return False
                 code = process.poll()
                 if code is not None:
                     raise ModelError(
@@ -264,6 +274,7 @@ class EmbeddedServer:
                 time.sleep(0.1)
             if self._warm_up:
                 self._send_warm_up(client, deadline)
+        return True
 
     def _answers(self, client: httpx.Client) -> bool:
         try:
@@ -352,7 +363,7 @@ class EmbeddedChatModel:
             yield Finished(CANCELLED)
             return
         try:
-            self._server.ensure_running()
+            running = self._server.ensure_running(lambda: cancel.cancelled)
         except VoiceError as exc:  # it cannot start (its model file went away, ...) or voice is stopping
             raise LLMError(
                 ErrorCode.UNAVAILABLE,
@@ -360,6 +371,9 @@ class EmbeddedChatModel:
                 f"the embedded LLM server is down and did not start again: {exc}",
                 retriable=True,
             ) from exc
+        if not running:
+            yield Finished(CANCELLED)
+            return
         delivered = False
         try:
             for event in self._current_client().stream(request, cancel):
