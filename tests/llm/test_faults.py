@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 import traceback
@@ -224,6 +225,28 @@ def test_no_first_byte_within_the_idle_limit_fails() -> None:
     assert (error.code, error.dispatch, error.retriable) == (ErrorCode.DEADLINE, Dispatch.UNKNOWN, True)
     assert "no response for 0.3 s" in str(error)
     assert events == []
+
+
+def test_no_connection_within_the_connect_limit_was_never_sent() -> None:
+    with socket.create_server(("127.0.0.1", 0), backlog=0) as listener:
+        port = listener.getsockname()[1]
+        queued = []  # never accepted: once the accept queue is full, Linux ignores further handshakes
+        for _ in range(3):
+            waiting = socket.socket()
+            waiting.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                waiting.connect(("127.0.0.1", port))
+            queued.append(waiting)
+        with (
+            OpenAIChatModel(f"http://127.0.0.1:{port}/v1", "test-model", connect_timeout_s=0.3) as model,
+            pytest.raises(LLMError) as raised,
+        ):
+            list(model.stream(REQUEST, CancelToken()))
+        for waiting in queued:
+            waiting.close()
+    error = raised.value
+    assert (error.code, error.dispatch, error.retriable) == (ErrorCode.DEADLINE, Dispatch.NOT_SENT, True)
+    assert "no connection" in str(error)
 
 
 def test_by_default_a_request_may_take_15_s_to_connect_and_180_s_between_bytes() -> None:

@@ -29,7 +29,7 @@ _TOKENIZE_TIMEOUT_S = 10.0
 log = logging.getLogger(__name__)
 
 
-def request_messages(request: ChatRequest) -> list[tuple[str, str]]:
+def _request_messages(request: ChatRequest) -> list[tuple[str, str]]:
     """(role, text) of every message the request sends; tool calls and the tool list count as text."""
     messages = [
         (message["role"], _message_text(message))
@@ -54,7 +54,7 @@ class EstimatedTokenCounter:
     def count(self, request: ChatRequest) -> int:
         return REPLY_PRIMER_TOKENS + sum(
             math.ceil(len(text) / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
-            for _, text in request_messages(request)
+            for _, text in _request_messages(request)
         )
 
 
@@ -72,7 +72,7 @@ class ServerTokenCounter:
 
     def count(self, request: ChatRequest) -> int:
         prompt = "".join(
-            f"<|im_start|>{role}\n{text}<|im_end|>\n" for role, text in request_messages(request)
+            f"<|im_start|>{role}\n{text}<|im_end|>\n" for role, text in _request_messages(request)
         )
         prompt += "<|im_start|>assistant\n"
         try:
