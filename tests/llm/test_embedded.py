@@ -237,15 +237,22 @@ def servers_started_by(parent_pid: int) -> list[int]:
 # -- the server is watched: restarted when it dies, its output kept in a bounded log ----------------------
 
 
-def kill_and_wait(pid: int) -> None:
+def kill(server: EmbeddedServer) -> int:
+    """SIGKILL the server and wait until voice can know it died: every thread of it has exited (the
+    kernel reports a multithreaded process's death only then, a moment after its sockets closed)."""
+    pid = server.pid
+    assert pid is not None
     os.kill(pid, signal.SIGKILL)
-    assert wait_until_gone(pid)
+    assert server.exit_code(wait_s=30) is not None
+    return pid
 
 
-def stream_killing_after_the_first_event(model: EmbeddedChatModel, request: ChatRequest, pid: int) -> None:
+def stream_killing_after_the_first_event(
+    model: EmbeddedChatModel, request: ChatRequest, server: EmbeddedServer
+) -> None:
     for index, _event in enumerate(model.stream(request, CancelToken())):
         if index == 0:
-            kill_and_wait(pid)  # in the middle of a reply
+            kill(server)  # in the middle of a reply
 
 
 def test_a_killed_server_is_started_again_and_the_conversation_goes_on(tmp_path: Path) -> None:
@@ -256,9 +263,7 @@ def test_a_killed_server_is_started_again_and_the_conversation_goes_on(tmp_path:
         question = ChatRequest((UserText("Say hello to me."),), settings=SHORT)
         assert text_of(list(model.stream(question, CancelToken()))).strip()
 
-        first = server.pid
-        assert first is not None
-        kill_and_wait(first)  # between two requests
+        first = kill(server)  # between two requests
         assert text_of(list(model.stream(question, CancelToken()))).strip()
         second = server.pid
         assert second is not None
@@ -266,7 +271,7 @@ def test_a_killed_server_is_started_again_and_the_conversation_goes_on(tmp_path:
 
         story = ChatRequest((UserText("Tell me a long story about a cat."),), settings=SHORT_STORY)
         with pytest.raises(LLMError) as raised:
-            stream_killing_after_the_first_event(model, story, second)
+            stream_killing_after_the_first_event(model, story, server)
         assert (raised.value.code, raised.value.retriable) == (ErrorCode.UNAVAILABLE, True)
         assert "SIGKILL" in str(raised.value)
         assert RetryPolicy().delay_before_retry(raised.value, 1, heard_anything=False) is not None
@@ -366,9 +371,7 @@ def test_a_cancel_does_not_wait_for_a_restart(tmp_path: Path) -> None:
         EmbeddedServer(warm_up=False, log_path=tmp_path / "server.log") as server,
         EmbeddedChatModel(server) as model,
     ):
-        dead = server.pid
-        assert dead is not None
-        kill_and_wait(dead)
+        dead = kill(server)
         cancel = CancelToken()
         events: list[ChatEvent] = []
         question = ChatRequest((UserText("Say hello to me."),), settings=SHORT)
