@@ -1,9 +1,8 @@
-"""A cancel cuts the stream at once, from another thread, and the server sees the connection close."""
+"""A cancel from another thread cuts the stream wherever it waits; the server sees the connection close."""
 
 from __future__ import annotations
 
 import threading
-import time
 
 from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
@@ -15,11 +14,10 @@ REQUEST = ChatRequest((UserText("Tell me a long story."),))
 
 
 class StreamInThread:
-    """Runs one stream in a worker thread, as the drivers do, noting when each event arrived."""
+    """Runs one stream in a worker thread, as the drivers do."""
 
     def __init__(self, model: OpenAIChatModel, cancel: CancelToken) -> None:
         self.events: list[ChatEvent] = []
-        self.ended_at: float | None = None
         self.first_event = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(model, cancel))
         self._thread.start()
@@ -28,53 +26,48 @@ class StreamInThread:
         for event in model.stream(REQUEST, cancel):
             self.events.append(event)
             self.first_event.set()
-        self.ended_at = time.monotonic()
 
-    def join(self) -> None:
+    def ended(self) -> bool:
+        """Whether the stream returned (a guard against hanging; the servers below never end it)."""
         self._thread.join(timeout=10)
+        return not self._thread.is_alive()
 
 
-def test_cancel_mid_stream_returns_promptly_and_closes_the_connection() -> None:
-    def slow_story(exchange: Exchange) -> None:
+# The servers below never send another byte, and the idle limit (180 s) is far away: only the cancel can
+# end these streams. How fast it does is measured in benchmarks/llm_latency.py.
+
+
+def test_cancel_mid_stream_ends_the_stream_and_closes_the_connection() -> None:
+    def story_that_stalls(exchange: Exchange) -> None:
         exchange.send_head()
-        for word in ["Once", " upon", " a", " time"]:
-            exchange.send_event(delta_chunk(word))
-            if exchange.wait_for_disconnect(timeout=2.0):  # far slower than the test would wait
-                return
+        exchange.send_event(delta_chunk("Once"))
+        exchange.wait_for_disconnect(timeout=60)
 
-    with FaultServer(slow_story) as server, OpenAIChatModel(server.url, "test-model") as model:
+    with FaultServer(story_that_stalls) as server, OpenAIChatModel(server.url, "test-model") as model:
         cancel = CancelToken()
         stream = StreamInThread(model, cancel)
         assert stream.first_event.wait(timeout=10)
-        cancelled_at = time.monotonic()
         cancel.cancel("user spoke")
-        stream.join()
+        assert stream.ended()
         assert server.disconnected.wait(timeout=5)
     assert stream.events == [TextDelta("Once"), Finished(CANCELLED)]
-    assert stream.ended_at is not None
-    assert stream.ended_at - cancelled_at < 0.5  # the benchmark measures it precisely; the target is 50 ms
-    assert server.disconnected_at is not None
-    assert server.disconnected_at - cancelled_at < 1.0
 
 
-def test_cancel_before_the_response_head_returns_promptly_and_closes_the_connection() -> None:
+def test_cancel_before_the_response_head_ends_the_stream_and_closes_the_connection() -> None:
     received = threading.Event()
 
     def thinking_forever(exchange: Exchange) -> None:
         received.set()
-        exchange.wait_for_disconnect()
+        exchange.wait_for_disconnect(timeout=60)
 
     with FaultServer(thinking_forever) as server, OpenAIChatModel(server.url, "test-model") as model:
         cancel = CancelToken()
         stream = StreamInThread(model, cancel)
         assert received.wait(timeout=10)
-        cancelled_at = time.monotonic()
         cancel.cancel()
-        stream.join()
+        assert stream.ended()
         assert server.disconnected.wait(timeout=5)
     assert stream.events == [Finished(CANCELLED)]
-    assert stream.ended_at is not None
-    assert stream.ended_at - cancelled_at < 0.5
 
 
 def test_cancel_wins_a_tie_with_completion() -> None:

@@ -88,3 +88,25 @@ def test_the_shared_flags_parse_into_a_config() -> None:
     add_llm_arguments(parser)
     args = parser.parse_args(["--llm-url", "http://127.0.0.1:11434/v1", "--llm-model", "llama3.2"])
     assert config_from_args(args, {}) == LlmConfig(url="http://127.0.0.1:11434/v1", model="llama3.2")
+
+
+def parse(*flags: str, environ: dict[str, str] | None = None) -> LlmConfig:
+    parser = argparse.ArgumentParser()
+    add_llm_arguments(parser)
+    return config_from_args(parser.parse_args(list(flags)), environ or {})
+
+
+def test_the_context_window_comes_from_the_flag_or_the_environment() -> None:
+    remote = ("--llm-url", "http://127.0.0.1:11434/v1", "--llm-model", "llama3.2")
+    assert parse(*remote).context_tokens is None
+    assert parse(*remote, "--context-tokens", "8192").context_tokens == 8192
+    assert parse(*remote, environ={"VOICE_CONTEXT_TOKENS": "32768"}).context_tokens == 32768
+    flag_wins = parse(*remote, "--context-tokens", "8192", environ={"VOICE_CONTEXT_TOKENS": "32768"})
+    assert flag_wins.context_tokens == 8192
+    assert parse("--context-tokens", "4096").context_tokens == 4096  # the embedded server's size
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "4k"])
+def test_a_context_window_that_is_not_a_positive_number_is_a_config_error(value: str) -> None:
+    with pytest.raises(ConfigError, match="whole number of tokens"):
+        parse("--context-tokens", value)

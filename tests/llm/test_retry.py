@@ -46,3 +46,36 @@ def test_retry_after_is_honoured_up_to_the_cap(retry_after_s: float, delay: floa
 def test_the_backoff_never_exceeds_its_cap() -> None:
     patient = RetryPolicy(max_retries=10, base_delay_s=0.25, max_delay_s=2.0)
     assert patient.delay_before_retry(error(), 8, heard_anything=False) == 2.0
+
+
+FINAL = [ErrorCode.UNAUTHORIZED, ErrorCode.REFUSED, ErrorCode.INVALID, ErrorCode.TOO_LARGE]
+MAY_PASS = [
+    ErrorCode.TRANSPORT,
+    ErrorCode.PROTOCOL,
+    ErrorCode.RATE_LIMITED,
+    ErrorCode.UNSUPPORTED,
+    ErrorCode.DEADLINE,
+    ErrorCode.UNAVAILABLE,
+]
+
+
+@pytest.mark.parametrize("code", FINAL, ids=lambda code: code.value)
+def test_no_retry_mark_makes_a_final_answer_retriable(code: ErrorCode) -> None:
+    marked = LLMError(code, Dispatch.REJECTED, "scripted", retriable=True)
+    assert not marked.retriable
+    assert "not retriable" in str(marked)
+    assert POLICY.delay_before_retry(marked, 1, heard_anything=False) is None
+
+
+@pytest.mark.parametrize("code", FINAL, ids=lambda code: code.value)
+def test_the_policy_refuses_a_final_answer_even_when_its_mark_was_changed(code: ErrorCode) -> None:
+    marked = LLMError(code, Dispatch.REJECTED, "scripted", retriable=False)
+    marked.retriable = True
+    assert POLICY.delay_before_retry(marked, 1, heard_anything=False) is None
+
+
+@pytest.mark.parametrize("code", MAY_PASS, ids=lambda code: code.value)
+def test_a_failure_that_may_pass_is_retried_when_marked(code: ErrorCode) -> None:
+    marked = error(code)
+    assert marked.retriable
+    assert POLICY.delay_before_retry(marked, 1, heard_anything=False) == 0.25

@@ -2,8 +2,9 @@
 
 ``--llm-url``/``VOICE_LLM_URL`` (a base URL such as ``http://127.0.0.1:8080/v1``), ``--llm-model``/
 ``VOICE_LLM_MODEL``, ``VOICE_LLM_API_KEY`` (environment only, so it never shows in a process list),
-``VOICE_LLM_HEADERS`` (a JSON object of extra headers) and ``--llm-gguf``/``VOICE_LLM_GGUF`` (a model
-file for the embedded server).
+``VOICE_LLM_HEADERS`` (a JSON object of extra headers), ``--llm-gguf``/``VOICE_LLM_GGUF`` (a model
+file for the embedded server) and ``--context-tokens``/``VOICE_CONTEXT_TOKENS`` (the model's context
+window: what a remote server accepts, or the size the embedded server runs with).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ ENV_MODEL = "VOICE_LLM_MODEL"
 ENV_API_KEY = "VOICE_LLM_API_KEY"
 ENV_HEADERS = "VOICE_LLM_HEADERS"
 ENV_GGUF = "VOICE_LLM_GGUF"
+ENV_CONTEXT_TOKENS = "VOICE_CONTEXT_TOKENS"
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class LlmConfig:
     api_key: str | None = field(default=None, repr=False)
     extra_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     gguf: Path | None = None
+    context_tokens: int | None = None
 
     @property
     def embedded(self) -> bool:
@@ -54,14 +57,27 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help=f"GGUF for the embedded llama.cpp server used when no URL is given (env {ENV_GGUF})",
     )
+    group.add_argument(
+        "--context-tokens",
+        metavar="N",
+        help="the model's context window in tokens: a remote server's limit, or the embedded server's size "
+        f"(env {ENV_CONTEXT_TOKENS})",
+    )
 
 
 def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> LlmConfig:
-    return resolve_llm_config(args.llm_url, args.llm_model, args.llm_gguf, environ)
+    return resolve_llm_config(
+        args.llm_url, args.llm_model, args.llm_gguf, environ, context_tokens_flag=args.context_tokens
+    )
 
 
 def resolve_llm_config(
-    url_flag: str | None, model_flag: str | None, gguf_flag: str | None, environ: Mapping[str, str]
+    url_flag: str | None,
+    model_flag: str | None,
+    gguf_flag: str | None,
+    environ: Mapping[str, str],
+    *,
+    context_tokens_flag: str | None = None,
 ) -> LlmConfig:
     """Combine flags and environment; a flag for one kind of model overrides the other kind's variable."""
     env = {
@@ -86,7 +102,22 @@ def resolve_llm_config(
         api_key=env.get(ENV_API_KEY),
         extra_headers=_parse_headers(env.get(ENV_HEADERS)),
         gguf=Path(gguf).expanduser() if gguf else None,
+        context_tokens=_parse_context_tokens(context_tokens_flag or environ.get(ENV_CONTEXT_TOKENS)),
     )
+
+
+def _parse_context_tokens(text: str | None) -> int | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        tokens = int(text)
+    except ValueError:
+        tokens = 0
+    if tokens <= 0:
+        raise ConfigError(
+            f"the context window must be a whole number of tokens above 0, not {text.strip()!r}"
+        )
+    return tokens
 
 
 def _check_url(url: str) -> None:

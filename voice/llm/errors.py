@@ -26,6 +26,12 @@ class ErrorCode(enum.Enum):
     UNAVAILABLE = "unavailable"
 
 
+# Asking again cannot change these answers (design §1), whatever the server or a caller marks.
+NEVER_RETRIED = frozenset(
+    {ErrorCode.UNAUTHORIZED, ErrorCode.REFUSED, ErrorCode.INVALID, ErrorCode.TOO_LARGE, ErrorCode.CANCELLED}
+)
+
+
 class Dispatch(enum.Enum):
     """How far the request got: the evidence a caller needs before sending it again."""
 
@@ -36,7 +42,10 @@ class Dispatch(enum.Enum):
 
 
 class LLMError(VoiceError):
-    """One failed LLM attempt; ``str()`` names the code first so a one-line report says what broke."""
+    """One failed LLM attempt; ``str()`` names the code first so a one-line report says what broke.
+
+    ``retriable`` is the mark of the place that saw the failure, ignored for a code in ``NEVER_RETRIED``.
+    """
 
     def __init__(
         self,
@@ -50,7 +59,7 @@ class LLMError(VoiceError):
         self.code = code
         self.dispatch = dispatch
         self.detail = detail
-        self.retriable = retriable
+        self.retriable = retriable and code not in NEVER_RETRIED
         self.retry_after_s = retry_after_s
         super().__init__(self._describe())
 

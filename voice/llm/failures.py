@@ -1,7 +1,9 @@
 """Map what went wrong on the wire to an :class:`LLMError` (design §1): code, dispatch, retriable.
 
-HTTP statuses: 429 → rejected and retriable (Retry-After kept); 408 and 5xx → unknown and retriable;
-400/401/403 and other client errors → rejected, never retried; ``x-should-retry: false`` makes nothing
+HTTP statuses: 429 → rejected and retriable (Retry-After kept), unless its code says the quota is
+exhausted (refused); 408 and 5xx → unknown and retriable; 400/401/403 and other client errors →
+rejected, never retried; 400 ``context_length_exceeded`` and 413 → too-large. ``x-should-retry`` is the
+server's own mark: ``false`` makes nothing retriable, ``true`` cannot make a code of ``NEVER_RETRIED``
 retriable. A body failing mid-stream → accepted and retriable. Messages name the URL (without
 credentials) and the status, never headers or the request body.
 """
@@ -27,7 +29,11 @@ class Phase(enum.Enum):
     STREAMING = "streaming"  # the server answered 200 and the body was being read
 
 
-_REFUSAL_CODES = ("content_filter", "content_policy_violation")
+_REFUSAL_CODES = frozenset({"content_filter", "content_policy_violation"})
+# What OpenAI-style servers say when the account cannot pay for more, often in a 429 that is no rate limit.
+QUOTA_CODES = frozenset(
+    {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "quota_exceeded"}
+)
 
 
 def redact_url(url: httpx.URL) -> str:
@@ -59,12 +65,13 @@ def status_error(response: httpx.Response, body: bytes, now: datetime) -> LLMErr
     status = response.status_code
     server_code = _server_code(body)
     code, dispatch, retriable = _classify_status(status, server_code)
-    if response.headers.get("x-should-retry", "").strip().lower() == "false":
-        retriable = False
+    should_retry = response.headers.get("x-should-retry", "").strip().lower()
+    if should_retry in ("true", "false"):
+        retriable = should_retry == "true"  # LLMError still refuses it for a code that cannot change
     detail = f"HTTP {status} {response.reason_phrase} from {redact_url(response.request.url)}".rstrip()
     if server_code:
         detail += f" [{server_code}]"
-    hint = _HINTS.get(code)
+    hint = _QUOTA_HINT if server_code in QUOTA_CODES else _HINTS.get(code)
     if hint:
         detail += f"; {hint}"
     return LLMError(
@@ -77,6 +84,7 @@ _HINTS = {
     ErrorCode.INVALID: "check --llm-url and --llm-model",
     ErrorCode.TOO_LARGE: "the conversation is too long for this model",
 }
+_QUOTA_HINT = "the account's quota or billing limit is used up"
 
 
 def _server_code(body: bytes) -> str | None:
@@ -87,16 +95,18 @@ def _server_code(body: bytes) -> str | None:
 
 
 def _classify_status(status: int, server_code: str | None) -> tuple[ErrorCode, Dispatch, bool]:
+    # The server's code first: a 429 for an empty account and a 400 for a long prompt are no rate limit
+    # and no malformed request, and the caller must know to stop or to trim.
+    if server_code in QUOTA_CODES or server_code in _REFUSAL_CODES:
+        return ErrorCode.REFUSED, Dispatch.REJECTED, False
+    if status == 413 or (server_code is not None and "context_length" in server_code):
+        return ErrorCode.TOO_LARGE, Dispatch.REJECTED, False
     if status == 429:
         return ErrorCode.RATE_LIMITED, Dispatch.REJECTED, True
     if status in (401, 403):
         return ErrorCode.UNAUTHORIZED, Dispatch.REJECTED, False
     if status == 408:
         return ErrorCode.DEADLINE, Dispatch.UNKNOWN, True
-    if status == 413 or (server_code is not None and "context_length" in server_code):
-        return ErrorCode.TOO_LARGE, Dispatch.REJECTED, False
-    if server_code in _REFUSAL_CODES:
-        return ErrorCode.REFUSED, Dispatch.REJECTED, False
     if status in (501, 505):
         # The server says it cannot do this at all; asking again cannot change that.
         return ErrorCode.UNSUPPORTED, Dispatch.REJECTED, False

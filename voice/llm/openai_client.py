@@ -19,11 +19,12 @@ from voice.conversation.items import to_openai_messages
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.exchange import CancellableExchange
 from voice.llm.failures import Phase, redact_url, status_error, transport_error
-from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, Finished
+from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, Finished, TokenCounter
 from voice.llm.reply import ReplyAssembler
+from voice.llm.tokens import EstimatedTokenCounter
 
 CONNECT_TIMEOUT_S = 15.0
-IDLE_TIMEOUT_S = 60.0
+IDLE_TIMEOUT_S = 180.0  # a slow local server may think for minutes before its first byte
 _ERROR_BODY_LIMIT = 65_536
 _END_MARKER = "[DONE]"
 
@@ -61,6 +62,8 @@ class OpenAIChatModel:
 
     ``idle_timeout_s`` bounds the silence between any two reads, including the wait for the first byte.
     Pass ``http_client`` to share or instrument the connection pool; otherwise one is made and owned.
+    ``context_tokens`` is the server's context window if known (``--context-tokens``); requests are
+    counted with ``token_counter``, by default the estimate.
     """
 
     def __init__(
@@ -73,9 +76,13 @@ class OpenAIChatModel:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         http_client: httpx.Client | None = None,
+        context_tokens: int | None = None,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         self.url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
         self.model = model
+        self._context_tokens = context_tokens
+        self._token_counter = token_counter or EstimatedTokenCounter()
         self._idle_timeout_s = idle_timeout_s
         self._headers = {**(extra_headers or {}), "Accept": "text/event-stream", "Cache-Control": "no-store"}
         if api_key:
@@ -86,6 +93,14 @@ class OpenAIChatModel:
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({redact_url(self.url)!r}, {self.model!r})"
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self._context_tokens
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        return self._token_counter
 
     def __enter__(self) -> OpenAIChatModel:
         return self

@@ -96,3 +96,21 @@ class ChatModel(Protocol):
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[ChatEvent]:
         """Stream one attempt; ends with ``Finished`` or raises ``LLMError``."""
         ...
+
+
+class TokenCounter(Protocol):
+    def count(self, request: ChatRequest) -> int:
+        """Prompt tokens ``request`` takes: system prompt, messages, tools and the reply's primer."""
+        ...
+
+
+class SizedChatModel(ChatModel, Protocol):
+    """A chat model that says how much fits: its context window and a way to count a request."""
+
+    @property
+    def context_tokens(self) -> int | None:
+        """The context window in tokens (prompt and reply together), or None when unknown."""
+        ...
+
+    @property
+    def token_counter(self) -> TokenCounter: ...

@@ -1,14 +1,15 @@
 """When the assistant tries an LLM request again (design §1): only before anything was heard.
 
 Once the user heard part of a reply, a second attempt would say it again differently, so the assistant
-tells them briefly instead. A cancel is final. Pure: the caller sleeps and counts attempts.
+tells them briefly instead. A cancel is final, and so are the codes of ``NEVER_RETRIED`` whatever their
+mark says. Pure: the caller sleeps and counts attempts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from voice.llm.errors import ErrorCode, LLMError
+from voice.llm.errors import NEVER_RETRIED, LLMError
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class RetryPolicy:
 
     def delay_before_retry(self, error: LLMError, attempt: int, heard_anything: bool) -> float | None:
         """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1), or None to give up."""
-        if error.code is ErrorCode.CANCELLED or not error.retriable or heard_anything:
+        if error.code in NEVER_RETRIED or not error.retriable or heard_anything:
             return None
         if attempt > self.max_retries:
             return None
