@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
+from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
+from voice.llm.port import ChatSettings, SizedChatModel
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.tts.port import Synthesizer
 
@@ -29,3 +31,11 @@ def load_speech_models() -> SpeechModels:
 def make_engine(conversation: Conversation | None = None) -> Engine:
     """An engine listening with the default quiet and barge-in VAD settings."""
     return Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN), conversation)
+
+
+def context_budget(model: SizedChatModel, settings: ChatSettings) -> ContextBudget | None:
+    """What the conversation may use of the model's context, or None when the model does not say."""
+    if model.context_tokens is None:
+        return None
+    reply = settings.max_tokens or model.context_tokens // 4  # an unbounded reply gets a quarter
+    return ContextBudget.for_model(model.context_tokens, reply, settings.system_prompt)

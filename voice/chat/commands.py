@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 from datetime import datetime
@@ -13,7 +14,8 @@ from typing import Any
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.chat.driver import DeviceConversation, DeviceSettings
 from voice.chat.narrator import Narrator
-from voice.components import load_speech_models, make_engine
+from voice.components import context_budget, load_speech_models, make_engine
+from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.llm.config import add_llm_arguments, config_from_args
@@ -44,13 +46,13 @@ def default_session_path() -> Path:
     return state / "voice" / "sessions" / f"chat-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
 
 
-def open_session(path: Path) -> tuple[SessionLog, Conversation]:
+def open_session(path: Path, budget: ContextBudget | None = None) -> tuple[SessionLog, Conversation]:
     """Resume the log at ``path`` (its history continues) or start a new one there."""
     if path.exists():
         log, loaded = SessionLog.resume(path)
-        return log, loaded.conversation()
+        return log, loaded.conversation(budget)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SessionLog.create(path), Conversation()
+    return SessionLog.create(path), Conversation(budget)
 
 
 def _device(text: str | None) -> int | str | None:
@@ -62,10 +64,13 @@ def _chat(args: argparse.Namespace) -> int:
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
     models = load_speech_models()
-    log, conversation = open_session(session_path)
-    with log, open_chat_model(config) as model:
+    settings = ChatSettings(max_tokens=REPLY_TOKENS)
+    with contextlib.ExitStack() as stack:
+        model = stack.enter_context(open_chat_model(config))
+        log, conversation = open_session(session_path, context_budget(model, settings))
+        stack.enter_context(log)
         work = Work(threaded=True)
-        thinker = ChatModelThinker(model, ChatSettings(max_tokens=REPLY_TOKENS), work)
+        thinker = ChatModelThinker(model, settings, work)
         engine = make_engine(conversation)
         talk = DeviceConversation(
             engine,

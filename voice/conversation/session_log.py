@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.conversation.events import (
     ConversationEvent,
@@ -50,8 +51,8 @@ class LoadedSession:
     def next_seq(self) -> int:
         return self.events[-1].seq + 1 if self.events else 1
 
-    def conversation(self) -> Conversation:
-        return Conversation.from_events(logged.event for logged in self.events)
+    def conversation(self, budget: ContextBudget | None = None) -> Conversation:
+        return Conversation.from_events((logged.event for logged in self.events), budget)
 
 
 def load_session(path: str | Path) -> LoadedSession:

@@ -12,12 +12,14 @@ from typing import Any
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.wav import write_wav
-from voice.components import SpeechModels, load_speech_models, make_engine
+from voice.components import SpeechModels, context_budget, load_speech_models, make_engine
+from voice.conversation.context_window import ContextBudget
+from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.errors import ConfigError
 from voice.llm.config import LlmConfig, resolve_llm_config
 from voice.llm.embedded import open_chat_model
-from voice.llm.port import ChatModel, ChatSettings
+from voice.llm.port import ChatSettings, SizedChatModel
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
 from voice.sim.scenario import RealLlm, Scenario, load_scenario
@@ -68,16 +70,23 @@ def run_scenario(
     """Run ``scenario`` with the real components and write the four outputs into ``out``."""
     models = models or load_speech_models()
     with contextlib.ExitStack() as stack:
-        chat_model: ChatModel | None = None
+        chat_model: SizedChatModel | None = None
         settings = ChatSettings()
+        budget: ContextBudget | None = None
         if isinstance(scenario.llm, RealLlm):
             config = llm_config or real_llm_config(scenario.llm)
             chat_model = stack.enter_context(open_chat_model(config))
             settings = ChatSettings(temperature=0.0, max_tokens=scenario.llm.max_tokens)
+            budget = context_budget(chat_model, settings)
         # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
         echo_canceller = WebRtcEchoCanceller() if scenario.room.echo_gain_db is not None else None
         pipeline = Pipeline(
-            models.transcriber, models.synthesizer, make_engine, echo_canceller, chat_model, settings
+            models.transcriber,
+            models.synthesizer,
+            lambda: make_engine(Conversation(budget)),
+            echo_canceller,
+            chat_model,
+            settings,
         )
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
