@@ -151,7 +151,7 @@ def test_a_transcriber_that_raises_is_told_aloud_and_logged(tmp_path: Path) -> N
     with log:
         speak_question(runner)
 
-    assert runner.notices == ["Sorry, I could not make out what you said."]
+    assert list(runner.notices) == ["Sorry, I could not make out what you said."]
     assert runner.engine.phase is Phase.LISTENING
     assert "failure" in logged_types(tmp_path / "session.jsonl")
     assert runner.buffer.queued_frames > 0  # the notice is on its way to the speaker
@@ -183,7 +183,7 @@ def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -
         runner.feed_finished_work()
 
     assert runner.engine.turns[0].error == "protocol"
-    assert runner.notices == ["Sorry, I could not reach the language model."]
+    assert list(runner.notices) == ["Sorry, I could not reach the language model."]
     assert "turn_failed" in logged_types(tmp_path / "session.jsonl")
 
 
