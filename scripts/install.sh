@@ -8,12 +8,11 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# venv for the project's own Python; PortAudio for sounddevice; espeak-ng for piper's phonemes and fixtures;
-# sox and PulseAudio for audio tests; chromium and its driver for the kiosk page's browser tests.
+# venv for the project's own Python, and a compiler for llama.cpp; PortAudio for sounddevice; espeak-ng for
+# piper's phonemes and fixtures; sox and PulseAudio for audio tests.
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3-venv python3-dev build-essential cmake \
-    libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins \
-    chromium chromium-driver >/dev/null
+    libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins >/dev/null
 
 [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
 PY=.venv/bin/python
