@@ -25,3 +25,17 @@ def test_a_failed_turn_a_duplicate_and_a_broken_part_are_told_apart_from_cuts(tm
     assert "input in-1 came again and was dropped" in text
     assert "asr failed: RuntimeError: model gone" in text
     assert "heard" not in text.replace("was heard", "")  # no interrupted item was written
+
+
+def test_a_reply_heard_in_full_before_the_user_spoke_over_its_tool_is_not_called_cut(tmp_path: Path) -> None:
+    conversation = Conversation()
+    with SessionLog.create(tmp_path / "s.jsonl") as log:
+        conversation.submit("Check Sunday?", "in-1")
+        conversation.add_text("Let me check.")
+        conversation.cancel("Let me check.", reply_finished=True)
+        log.append_all(conversation.take_events())
+
+    text = render_session(load_session(tmp_path / "s.jsonl"))
+
+    assert "heard in full" in text
+    assert "cut" not in text

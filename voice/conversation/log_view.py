@@ -39,7 +39,9 @@ def render_session(session: LoadedSession) -> str:
                 lines.append("  (played in full)")
             case TurnEnded(generated=generated, heard=heard, cut_s=cut_s):
                 where = f" at {cut_s:.2f} s" if cut_s is not None else ""
-                if heard:
+                if heard and heard == generated:
+                    lines.append("  (heard in full; the user spoke on while its tools ran)")
+                elif heard:
                     unheard = generated[len(heard) :].strip()
                     lines.append(f"  cut{where}; generated but not heard: {unheard or '(nothing)'}")
                 else:
