@@ -49,6 +49,7 @@ from voice.engine.events import (
     TranscriptReady,
 )
 from voice.engine.llm_bridge import stream_turn
+from voice.events import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings
 from voice.tts.port import Synthesizer
@@ -193,6 +194,7 @@ class ActionRunner:
     ) -> None:
         self.engine = engine
         self.buffer = buffer
+        self.events = EventStream()  # what happens, for every consumer (design §7)
         self.notices: deque[str] = deque(maxlen=NOTICES_KEPT)  # the latest, for reports
         self._transcriber = transcriber
         self._synthesizer = synthesizer
@@ -209,8 +211,11 @@ class ActionRunner:
         pending = [event]
         while pending:
             actions = self.engine.handle(pending.pop(0))
+            recorded = self.engine.conversation.take_events()
             if self._log is not None:
-                self._log.append_all(self.engine.conversation.take_events())
+                self._log.append_all(recorded)
+            for happened in self.engine.take_events():
+                self.events.publish(happened)
             for action in actions:
                 self._carry_out(action)
             if not self._work.threaded:

@@ -199,6 +199,34 @@ def test_a_cough_a_knock_and_a_click_do_not_interrupt(simulated: RunScenario) ->
 
 
 @pytest.mark.models
+@pytest.mark.parametrize("name", NAMES)
+def test_the_event_stream_tells_what_the_report_says(name: str, simulated: RunScenario) -> None:
+    """events.jsonl is what a websocket client would have seen: it agrees with report.json."""
+    report, out = simulated(name)
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    by_type = {kind: [e for e in events if e["type"] == kind] for kind in {e["type"] for e in events}}
+
+    assert [e["turn"] for e in by_type.get("response.created", [])] == list(
+        range(1, len(report["turns"]) + 1)
+    )
+    cut = {e["turn"]: e["heard"] for e in by_type.get("response.interrupted", [])}
+    done = {e["turn"]: e["text"] for e in by_type.get("response.done", [])}
+    for number, turn in enumerate(report["turns"], start=1):
+        if turn["interrupted"]:
+            assert cut[number] == turn["spoken"]
+        elif turn.get("error") is None and turn["audio_start_s"] is not None:
+            assert done[number] == turn["spoken"]
+    for turn_number, heard in cut.items():  # captions never showed more than the user heard
+        shown = [e["text"] for e in by_type.get("response.heard", []) if e["turn"] == turn_number]
+        assert not shown or shown[-1] == heard
+    assert len(by_type.get("input.speech_started", [])) == len(report["user_speech"])
+    heard_from_user = {s["transcript"] for s in report["user_speech"]}
+    spoken_inputs = [e for e in by_type.get("input.transcript", []) if e["id"].startswith("speech-")]
+    assert all(e["text"] in heard_from_user for e in spoken_inputs)
+    assert len(by_type.get("error", [])) >= sum(1 for turn in report["turns"] if turn.get("error"))
+
+
+@pytest.mark.models
 def test_the_same_scenario_twice_gives_identical_outputs(simulated: RunScenario, tmp_path: Path) -> None:
     from voice.sim.commands import run_scenario
     from voice.sim.scenario import load_scenario
@@ -207,5 +235,5 @@ def test_the_same_scenario_twice_gives_identical_outputs(simulated: RunScenario,
     second = run_scenario(load_scenario(SCENARIOS[0].parent / "interrupt-mid.json"), tmp_path)
 
     assert second == first
-    for name in ("mic.wav", "speaker.wav"):
+    for name in ("mic.wav", "speaker.wav", "events.jsonl"):
         assert (tmp_path / name).read_bytes() == (first_out / name).read_bytes()

@@ -81,12 +81,12 @@ def _chat(args: argparse.Namespace) -> int:
             DeviceSettings(_device(args.input_device), _device(args.output_device)),
             log,
         )
-        narrator = Narrator(engine)
+        talk.runner.events.subscribe(Narrator())
 
         async def main() -> None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)
             print(f"listening (session log {session_path}); talk any time, Ctrl-C to stop", flush=True)
-            await talk.run(args.seconds, narrator.update)
+            await talk.run(args.seconds)
 
         try:
             asyncio.run(main())

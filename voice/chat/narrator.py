@@ -4,31 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from voice.engine.engine import Engine
+from voice.events import Failure, InputTranscript, ResponseDone, ResponseInterrupted, StreamEvent
 
 
 class Narrator:
-    """Call :meth:`update` after each step; it prints each finished utterance and turn once."""
+    """A subscriber of the event stream: one line per input, finished reply, cut and failure."""
 
-    def __init__(self, engine: Engine, write: Callable[[str], None] = print) -> None:
-        self._engine = engine
+    def __init__(self, write: Callable[[str], None] = print) -> None:
         self._write = write
-        self._printed_speech = -1  # start sample of the last utterance printed
-        self._printed_turn = 0
 
-    def update(self) -> None:
-        for record in self._engine.speech:
-            if record.start > self._printed_speech and record.transcript is not None:
-                text = record.transcript
-                self._write(f"you:       {text}" if text else "you:       (no words: a noise)")
-                self._printed_speech = record.start
-        for turn in self._engine.turns:
-            if turn.turn <= self._printed_turn or turn.turn == self._engine.active_turn:
-                continue
-            if turn.error:
-                self._write(f"assistant: (failed: {turn.error})")
-            elif turn.interrupted:
-                self._write(f"assistant: {turn.spoken or '(cut before a word was heard)'}  [interrupted]")
-            elif turn.spoken:
-                self._write(f"assistant: {turn.spoken}")
-            self._printed_turn = turn.turn
+    def __call__(self, event: StreamEvent) -> None:
+        match event:
+            case InputTranscript(text=text):
+                self._write(f"you:       {text}")
+            case ResponseDone(text=text) if text:
+                self._write(f"assistant: {text}")
+            case ResponseInterrupted(heard=heard):
+                self._write(f"assistant: {heard or '(cut before a word was heard)'}  [interrupted]")
+            case Failure(code=code, message=message):
+                self._write(f"(failed: {code}: {message})")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.continuation import Conversation, Request
@@ -52,6 +53,19 @@ from voice.engine.events import (
 from voice.engine.records import SpeechRecord, TurnRecord
 from voice.engine.transcripts import is_meaningful, sounds_like_echo
 from voice.errors import ProtocolError
+from voice.events import (
+    Failure,
+    InputTranscript,
+    ResponseCreated,
+    ResponseDone,
+    ResponseHeard,
+    ResponseInterrupted,
+    ResponseResumed,
+    StateChanged,
+    StreamEvent,
+    ToolCalled,
+    ToolFinished,
+)
 from voice.llm.errors import ErrorCode
 from voice.llm.retry import RetryPolicy
 from voice.tts.chunker import SpeechChunker
@@ -65,7 +79,7 @@ TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited aft
 
 class Phase(enum.Enum):
     LISTENING = "listening"
-    USER_SPEAKING = "user speaking"
+    USER_SPEAKING = "user_speaking"
     THINKING = "thinking"
     SPEAKING = "speaking"
 
@@ -95,6 +109,8 @@ class _Turn:
     tools_started: bool = False
     cut_at: int | None = None  # the user moved on at this sample while the turn's tools ran
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
+    input_end: int | None = None  # where the spoken input this turn answers ended
+    heard_words: int = 0  # words announced as heard so far
 
     @property
     def number(self) -> int:
@@ -122,7 +138,9 @@ class Engine:
         self.conversation = conversation or Conversation()
         self._retry_policy = retry or RetryPolicy()
         self.rate = rate
-        self.phase = Phase.LISTENING
+        self._phase = Phase.LISTENING
+        self._outbox: list[StreamEvent] = []
+        self._input_end: int | None = None  # end of the utterance being taken as input
         self._turn: _Turn | None = None
         self._transcriptions = 0
         self._transcribing = 0  # final transcripts still to come
@@ -136,6 +154,27 @@ class Engine:
         self.turns: deque[TurnRecord] = deque(maxlen=RECORDS_KEPT)
         self.speech: deque[SpeechRecord] = deque(maxlen=RECORDS_KEPT)
         self.duplicates: deque[str] = deque(maxlen=RECORDS_KEPT)
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        if phase is not self._phase:
+            self._phase = phase
+            self._emit(StateChanged(phase.value, self._now()))
+
+    def take_events(self) -> list[StreamEvent]:
+        """What happened since the last call, for the event stream (design §7)."""
+        events, self._outbox = self._outbox, []
+        return events
+
+    def _emit(self, event: StreamEvent) -> None:
+        self._outbox.append(event)
+
+    def _now(self, sample: int | None = None) -> float:
+        return round((self._clock if sample is None else sample) / self.rate, 3)
 
     @property
     def active_turn(self) -> int | None:
@@ -177,6 +216,7 @@ class Engine:
 
     def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
         self._open_speech = SpeechRecord(event.sample, event.sample)
+        self._emit(stream.SpeechStarted(self._now(event.sample)))
         self.phase = Phase.USER_SPEAKING
         turn = self._turn
         if turn is None or turn.paused:
@@ -204,6 +244,7 @@ class Engine:
         if record is None:  # the table admits SpeechEnded only while the user speaks
             raise ProtocolError("speech ended that never started")
         record.end = event.sample
+        self._emit(stream.SpeechStopped(self._now(event.sample)))
         self.speech.append(record)
         self._open_speech = None
         self._transcribing += 1
@@ -240,6 +281,7 @@ class Engine:
             genuine = not sounds_like_echo(event.text, self._recently_played(turn))
         if not genuine:
             return self._no_words()
+        self._input_end = record.end
         return self._take_input(event.text, self._fresh_id("speech"))
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
@@ -248,6 +290,7 @@ class Engine:
             return []
         record.transcript = ""
         self.conversation.note_failure("asr", event.message)
+        self._emit(Failure("asr", event.message, t=self._now()))
         quiet = self._turn is None
         actions = self._no_words()
         return [*actions, SpeakNotice(SPEECH_FAILURE_NOTICE)] if quiet else actions
@@ -269,6 +312,7 @@ class Engine:
         if self.conversation.has_seen(input_id) or any(input_id == held for _, held in self._held):
             self.duplicates.append(input_id)
             self.conversation.note_duplicate(input_id)
+            self._emit(stream.InputDuplicate(input_id, self._now()))
             return []
         if not event.text.strip():
             return []
@@ -284,9 +328,11 @@ class Engine:
         if turn is not None and turn.tools_waiting:  # a running tool's real result is awaited first
             turn.cut_at = turn.cut_at if turn.cut_at is not None else self._clock
             self._held.append((text, input_id))
+            self._emit(InputTranscript(input_id, text.strip(), None, self._now()))
             self._settle_phase()
             return []
         actions: list[EngineAction] = self._cancel(turn) if turn is not None else []
+        self._emit(InputTranscript(input_id, text.strip(), self.conversation.pending_input, self._now()))
         return actions + self._submit(text, input_id)
 
     @staticmethod
@@ -306,9 +352,11 @@ class Engine:
         return self._start_turn(request)
 
     def _start_turn(self, request: Request) -> list[EngineAction]:
-        turn = _Turn(request, TurnRecord(request.turn))
+        turn = _Turn(request, TurnRecord(request.turn), input_end=self._input_end)
+        self._input_end = None
         self.turns.append(turn.record)
         self._turn = turn
+        self._emit(ResponseCreated(turn.number, self._now()))
         actions: list[EngineAction] = [SendRequest(request)]
         if self.phase is Phase.USER_SPEAKING:  # the user is talking again: hold the reply until we know
             turn.paused = True
@@ -324,6 +372,8 @@ class Engine:
             turn.record.barge_in = None
         if self.phase is Phase.USER_SPEAKING:
             return []  # more speech is under way; its transcript decides
+        if turn.paused:
+            self._emit(ResponseResumed(turn.number, self._now()))
         turn.paused = False
         self._settle_phase()
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
@@ -335,6 +385,9 @@ class Engine:
         turn.record.spoken = heard
         turn.record.reply = turn.ledger.text.strip()
         cut = turn.record.audio_end if turn.record.audio_start is not None else None
+        unheard = turn.ledger.text.strip()[len(heard.strip()) :].strip()
+        audio_end_ms = None if cut is None else round(cut * 1000 / self.rate, 1)
+        self._emit(ResponseInterrupted(turn.number, heard.strip(), unheard, audio_end_ms, self._now()))
         self.conversation.cancel(heard, None if cut is None else cut / self.rate)
         self._turn = None
         return [CancelTurn(turn.number), StopPlayback(turn.number)]
@@ -378,10 +431,12 @@ class Engine:
         if event.chunk < turn.first_chunk:
             return []
         self.conversation.note_failure("tts", event.message)
+        self._emit(Failure("tts", event.message, t=self._now()))
         return [CancelTurn(turn.number), *self._fail(turn, "synthesis", None, VOICE_FAILURE_NOTICE)]
 
     def _on_part_failed(self, event: PartFailed) -> list[EngineAction]:
         self.conversation.note_failure(event.part, event.message)
+        self._emit(Failure(event.part, event.message, t=self._now()))
         return []
 
     def _fail(self, turn: _Turn, reason: str, dispatch: str | None, notice: str) -> list[EngineAction]:
@@ -398,6 +453,8 @@ class Engine:
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
         heard = turn.ledger.heard(turn.played)
+        error = event.error
+        self._emit(Failure(error.code.value, str(error), error.dispatch.value, error.retriable, self._now()))
         if event.error.code is ErrorCode.TOO_LARGE and not turn.trimmed and not heard:
             turn.trimmed = True  # the context overflowed: trim the history and try once more
             return self._retry(turn, self.conversation.trim_after_refusal(), 0.0)
@@ -445,6 +502,11 @@ class Engine:
         if event.played > turn.played:
             turn.record.audio_end = event.clock
             turn.record.spoken = turn.ledger.heard(event.played)
+            words = turn.ledger.heard_word_count(event.played)
+            if words > turn.heard_words:
+                turn.heard_words = words
+                text = turn.record.spoken.strip()
+                self._emit(ResponseHeard(turn.number, text, words, self._now(event.clock)))
         turn.played = event.played
         return self._finish_if_done(turn)
 
@@ -457,20 +519,35 @@ class Engine:
             turn.tools_started = True
             turn.tools_waiting = {call.id for call in turn.calls}
             self._settle_phase()
+            for call in turn.calls:
+                self._emit(ToolCalled(turn.number, call.id, call.name, call.arguments, self._now()))
             return [RunTool(turn.number, call) for call in turn.calls]
         if turn.tools_waiting:
             return []
         self.conversation.complete()
         turn.record.spoken = turn.ledger.text.strip()
+        self._emit_done(turn)
         self._turn = None
         if self.conversation.awaits_follow_up:
             return self._start_turn(self.conversation.follow_up())
         self._settle_phase()
         return []
 
+    def _emit_done(self, turn: _Turn) -> None:
+        """The reply played in full: say so, with what was measured about the turn."""
+        metrics: dict[str, float] = {}
+        start = turn.record.audio_start
+        if turn.input_end is not None and start is not None:
+            metrics["voice_to_voice_ms"] = round((start - turn.input_end) * 1000 / self.rate, 1)
+        if turn.record.false_barge_ins:
+            metrics["false_barge_ins"] = turn.record.false_barge_ins
+        self._emit(ResponseDone(turn.number, turn.record.spoken, metrics, self._now()))
+
     def _on_tool_done(self, event: ToolDone) -> list[EngineAction]:
         turn = self._require_turn()
         self.conversation.add_tool_result(event.result)
+        result = event.result
+        self._emit(ToolFinished(turn.number, result.id, result.output, result.failed, self._now()))
         turn.tools_waiting.discard(event.result.id)
         if turn.cut_at is not None and not turn.tools_waiting:
             return self._answer_held(turn)
@@ -490,6 +567,7 @@ class Engine:
         """The tools the user talked over are done: the turn ends whole, then the user is answered."""
         self.conversation.cancel(turn.ledger.heard(turn.played), reply_finished=True)
         turn.record.spoken = turn.ledger.text.strip()
+        self._emit_done(turn)
         self._turn = None
         held, self._held = self._held, []
         for text, input_id in held:

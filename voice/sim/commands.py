@@ -24,7 +24,7 @@ from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
 from voice.sim.scenario import RealLlm, Scenario, load_scenario
 
-OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl")
+OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl", "events.jsonl")
 
 
 def register(subparsers: Any) -> None:
@@ -99,6 +99,8 @@ def write_outputs(result: SimulationResult, out: Path) -> dict[str, Any]:
     (out / "report.json").write_text(
         json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+    lines = (json.dumps(event, ensure_ascii=False) + "\n" for event in result.events)
+    (out / "events.jsonl").write_text("".join(lines), encoding="utf-8")
     write_wav(out / "mic.wav", AudioBlock(result.mic, ENGINE_RATE))
     write_wav(out / "speaker.wav", AudioBlock(result.speaker, ENGINE_RATE))
     return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from voice.conversation.items import Item, ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
 from voice.engine.events import MicAudio, TextInput
+from voice.events import event_json
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
 from voice.sim.room import MicTrack, echo_of
@@ -64,6 +66,7 @@ class SimulationResult:
     cues: list[CuePlacement]
     notices: list[str] = field(default_factory=list)
     requests: dict[int, tuple[Item, ...]] = field(default_factory=dict)  # what each turn last sent
+    events: list[dict[str, Any]] = field(default_factory=list)  # the §7 stream, as a client receives it
 
 
 class RequestRecorder:
@@ -122,6 +125,8 @@ class RoomSimulation:
             PlaybackBuffer(ENGINE_RATE),
             session_log,
         )
+        self._events: list[dict[str, Any]] = []
+        self._runner.events.subscribe(lambda event: self._events.append(event_json(event)))
         self._turn_playing: int | None = None
         self._replies_started = 0
         self._typed: list[tuple[int, UserCue]] = []  # (sample, cue): typed input still to arrive
@@ -183,6 +188,7 @@ class RoomSimulation:
             cues,
             list(self._runner.notices),
             self._requests.requests,
+            self._events,
         )
 
     def _tick(self) -> None:

@@ -1,0 +1,173 @@
+"""What happens, as one typed stream (design §7): every consumer subscribes, nobody polls engine state.
+
+The engine and the runtime publish; the simulation's events.jsonl, the console narrator and (next) the
+websocket API subscribe. Each event turns into the JSON object a websocket client receives: ``type``
+first, then its fields, then ``t``, the seconds on the session's sample clock when it happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeAlias
+
+
+@dataclass(frozen=True)
+class StateChanged:
+    type: ClassVar[str] = "state"
+    state: str  # listening, user_speaking, thinking, speaking (paused, muted, asleep: the kiosk's)
+    t: float
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    type: ClassVar[str] = "input.speech_started"
+    t: float
+
+
+@dataclass(frozen=True)
+class SpeechStopped:
+    type: ClassVar[str] = "input.speech_stopped"
+    t: float
+
+
+@dataclass(frozen=True)
+class InputTranscript:
+    """A user input is final (spoken or typed); ``merged`` is the pending input it joined, if any."""
+
+    type: ClassVar[str] = "input.transcript"
+    id: str
+    text: str
+    merged: str | None
+    t: float
+
+
+@dataclass(frozen=True)
+class InputDuplicate:
+    type: ClassVar[str] = "input.duplicate"
+    id: str
+    t: float
+
+
+@dataclass(frozen=True)
+class ResponseCreated:
+    type: ClassVar[str] = "response.created"
+    turn: int
+    t: float
+
+
+@dataclass(frozen=True)
+class ResponseHeard:
+    """Playback passed the end of a word: ``text`` is all heard so far, ``words`` how many words."""
+
+    type: ClassVar[str] = "response.heard"
+    turn: int
+    text: str
+    words: int
+    t: float
+
+
+@dataclass(frozen=True)
+class ResponseInterrupted:
+    """The user cut in: ``heard`` is what the next request carries, ``unheard`` the rest generated."""
+
+    type: ClassVar[str] = "response.interrupted"
+    turn: int
+    heard: str
+    unheard: str
+    audio_end_ms: float | None
+    t: float
+
+
+@dataclass(frozen=True)
+class ResponseResumed:
+    type: ClassVar[str] = "response.resumed"
+    turn: int
+    t: float
+
+
+@dataclass(frozen=True)
+class ResponseDone:
+    """The reply played in full; ``metrics`` holds what was measured (``voice_to_voice_ms``, ...)."""
+
+    type: ClassVar[str] = "response.done"
+    turn: int
+    text: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    t: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    type: ClassVar[str] = "tool.call"
+    turn: int
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    t: float
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    type: ClassVar[str] = "tool.result"
+    turn: int
+    id: str
+    output: str
+    failed: bool
+    t: float
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Any failure; LLM failures also say how far the request got and whether a retry may help."""
+
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+    dispatch: str | None = None
+    retriable: bool | None = None
+    t: float | None = None
+
+
+StreamEvent: TypeAlias = (
+    StateChanged
+    | SpeechStarted
+    | SpeechStopped
+    | InputTranscript
+    | InputDuplicate
+    | ResponseCreated
+    | ResponseHeard
+    | ResponseInterrupted
+    | ResponseResumed
+    | ResponseDone
+    | ToolCalled
+    | ToolFinished
+    | Failure
+)
+
+
+def event_json(event: StreamEvent) -> dict[str, Any]:
+    """The event as a client receives it: ``type`` first; unset optional fields left out."""
+    data: dict[str, Any] = {"type": event.type}
+    for item in fields(event):
+        value = getattr(event, item.name)
+        if value is not None or item.name in {"merged", "audio_end_ms"}:  # §7 names these even when empty
+            data[item.name] = value
+    return data
+
+
+Subscriber = Callable[[StreamEvent], None]
+
+
+class EventStream:
+    """Hands every published event to every subscriber, in order, on the publisher's thread."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    def publish(self, event: StreamEvent) -> None:
+        for subscriber in self._subscribers:
+            subscriber(event)
