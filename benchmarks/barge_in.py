@@ -52,9 +52,9 @@ from voice.conversation.items import item_from_json
 from voice.llm.config import LlmConfig, resolve_llm_config
 from voice.llm.embedded import EmbeddedServer, open_chat_model
 from voice.llm.port import ChatRequest, ChatSettings, TextDelta
-from voice.sim.commands import run_scenario
-from voice.sim.demo_command import demo_scenario
+from voice.sim.demo_scenario import demo_scenario
 from voice.sim.driver import BLOCK, Pipeline, RoomSimulation
+from voice.sim.run import run_scenario
 from voice.sim.scenario import RealLlm, load_scenario
 from voice.tts.chunker import SpeechChunker
 from voice.tts.port import Synthesis, Synthesizer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from voice.chat.commands import open_session
 from voice.conversation.items import AssistantText, UserText
+from voice.conversation.session_log import open_session
 
 
 def test_a_session_resumes_with_its_history(tmp_path: Path) -> None:

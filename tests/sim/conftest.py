@@ -11,7 +11,7 @@ import pytest
 
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels
-from voice.sim.commands import run_scenario
+from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 

@@ -19,7 +19,7 @@ from voice.audio.wav import read_wav
 from voice.components import SpeechModels
 from voice.engine.engine import FAILURE_NOTICE
 from voice.llm.config import resolve_llm_config
-from voice.sim.commands import run_scenario
+from voice.sim.run import run_scenario
 from voice.sim.scenario import RealLlm, Scenario, UserCue
 
 REPLY = ["Hello", " there,", " how", " can", " I", " help?"]

@@ -9,7 +9,7 @@ import pytest
 
 from tests.sim.conftest import AUDIO, RunScenario
 from voice.components import SpeechModels
-from voice.sim.commands import run_scenario
+from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 
 

@@ -228,7 +228,7 @@ def test_the_event_stream_tells_what_the_report_says(name: str, simulated: RunSc
 
 @pytest.mark.models
 def test_the_same_scenario_twice_gives_identical_outputs(simulated: RunScenario, tmp_path: Path) -> None:
-    from voice.sim.commands import run_scenario
+    from voice.sim.run import run_scenario
     from voice.sim.scenario import load_scenario
 
     first, first_out = simulated("interrupt-mid")

@@ -15,9 +15,7 @@ from voice.audio.echo import WebRtcEchoCanceller
 from voice.chat.driver import DeviceConversation, DeviceSettings
 from voice.chat.narrator import Narrator
 from voice.components import context_budget, load_speech_models, make_engine
-from voice.conversation.context_window import ContextBudget
-from voice.conversation.continuation import Conversation
-from voice.conversation.session_log import SessionLog
+from voice.conversation.session_log import open_session
 from voice.llm.config import add_llm_arguments, config_from_args
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings
@@ -44,15 +42,6 @@ def register(subparsers: Any) -> None:
 def default_session_path() -> Path:
     state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     return state / "voice" / "sessions" / f"chat-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
-
-
-def open_session(path: Path, budget: ContextBudget | None = None) -> tuple[SessionLog, Conversation]:
-    """Resume the log at ``path`` (its history continues) or start a new one there."""
-    if path.exists():
-        log, loaded = SessionLog.resume(path)
-        return log, loaded.conversation(budget)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return SessionLog.create(path), Conversation(budget)
 
 
 def _device(text: str | None) -> int | str | None:

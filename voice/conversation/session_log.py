@@ -199,3 +199,12 @@ class SessionLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_session(path: Path, budget: ContextBudget | None = None) -> tuple[SessionLog, Conversation]:
+    """Resume the log at ``path`` (its history continues) or start a new one there."""
+    if path.exists():
+        log, loaded = SessionLog.resume(path)
+        return log, loaded.conversation(budget)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SessionLog.create(path), Conversation(budget)

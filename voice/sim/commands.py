@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import os
 from pathlib import Path
 from typing import Any
 
-from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.echo import WebRtcEchoCanceller
-from voice.audio.wav import write_wav
-from voice.components import SpeechModels, context_budget, load_speech_models, make_engine
-from voice.conversation.context_window import ContextBudget
-from voice.conversation.continuation import Conversation
-from voice.conversation.session_log import SessionLog
-from voice.errors import ConfigError
-from voice.llm.config import LlmConfig, resolve_llm_config
-from voice.llm.embedded import open_chat_model
-from voice.llm.port import ChatSettings, SizedChatModel
-from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
-from voice.sim.report import build_report
-from voice.sim.scenario import RealLlm, Scenario, load_scenario
-
-OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl", "events.jsonl")
+from voice.sim.run import prepare_out_dir, run_scenario
+from voice.sim.scenario import load_scenario
 
 
 def register(subparsers: Any) -> None:
@@ -40,70 +23,6 @@ def register(subparsers: Any) -> None:
         "--force", action="store_true", help="replace the outputs of an earlier run in --out"
     )
     simulate.set_defaults(run=_simulate)
-
-
-def prepare_out_dir(out: Path, force: bool) -> None:
-    """Create ``out``; an earlier run's files are only replaced when asked, so nothing recorded is lost."""
-    existing = [name for name in OUTPUTS if (out / name).exists()]
-    if existing and not force:
-        raise ConfigError(f"{out} already holds {', '.join(existing)}; pass --force to replace them")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name in existing:
-            (out / name).unlink()
-    except OSError as exc:
-        raise ConfigError(f"cannot write to {out}: {exc.strerror}") from exc
-
-
-def real_llm_config(llm: RealLlm) -> LlmConfig:
-    return resolve_llm_config(llm.url, llm.model, None, os.environ if llm.url is None else {})
-
-
-def run_scenario(
-    scenario: Scenario,
-    out: Path,
-    *,
-    realtime: bool = False,
-    llm_config: LlmConfig | None = None,
-    models: SpeechModels | None = None,
-) -> dict[str, Any]:
-    """Run ``scenario`` with the real components and write the four outputs into ``out``."""
-    models = models or load_speech_models()
-    with contextlib.ExitStack() as stack:
-        chat_model: SizedChatModel | None = None
-        settings = ChatSettings()
-        budget: ContextBudget | None = None
-        if isinstance(scenario.llm, RealLlm):
-            config = llm_config or real_llm_config(scenario.llm)
-            chat_model = stack.enter_context(open_chat_model(config))
-            settings = ChatSettings(temperature=0.0, max_tokens=scenario.llm.max_tokens)
-            budget = context_budget(chat_model, settings)
-        # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
-        echo_canceller = WebRtcEchoCanceller() if scenario.room.echo_gain_db is not None else None
-        pipeline = Pipeline(
-            models.transcriber,
-            models.synthesizer,
-            lambda: make_engine(Conversation(budget)),
-            echo_canceller,
-            chat_model,
-            settings,
-        )
-        out.mkdir(parents=True, exist_ok=True)
-        log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
-        result = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log).run()
-    return write_outputs(result, out)
-
-
-def write_outputs(result: SimulationResult, out: Path) -> dict[str, Any]:
-    report = build_report(result)
-    (out / "report.json").write_text(
-        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    lines = (json.dumps(event, ensure_ascii=False) + "\n" for event in result.events)
-    (out / "events.jsonl").write_text("".join(lines), encoding="utf-8")
-    write_wav(out / "mic.wav", AudioBlock(result.mic, ENGINE_RATE))
-    write_wav(out / "speaker.wav", AudioBlock(result.speaker, ENGINE_RATE))
-    return report
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,9 @@ import numpy as np
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
 from voice.llm.config import add_llm_arguments, config_from_args
-from voice.sim.commands import prepare_out_dir, run_scenario
-from voice.sim.scenario import RealLlm, Scenario, UserCue
-
-QUESTION_WAV = "what-weather.wav"
-FOLLOW_UP_WAV = "sorry-sunday.wav"
-INTERRUPT_AFTER_MS = 1200.0
+from voice.sim.demo_scenario import demo_scenario
+from voice.sim.run import prepare_out_dir, run_scenario
+from voice.sim.scenario import RealLlm
 
 
 def register(subparsers: Any) -> None:
@@ -34,16 +30,6 @@ def register(subparsers: Any) -> None:
     )
     add_llm_arguments(demo)
     demo.set_defaults(run=_demo)
-
-
-def demo_scenario(llm: RealLlm) -> Scenario:
-    """Ask about tomorrow's weather, then cut in 1.2 s into the answer to ask about Sunday."""
-    folder = Path(str(resources.files("voice.sim") / "demo"))
-    user = (
-        UserCue(folder / QUESTION_WAV, at_s=0.5),
-        UserCue(folder / FOLLOW_UP_WAV, during_reply=1, after_ms=INTERRUPT_AFTER_MS),
-    )
-    return Scenario(folder / "demo.json", llm, user, end_s=30.0)
 
 
 def _demo(args: argparse.Namespace) -> int:
