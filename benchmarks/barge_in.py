@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from voice.asr.port import Transcriber, Transcript
+from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.vad import DEFAULT_QUIET
@@ -305,20 +305,6 @@ class Call:
     ended: float
 
 
-class TimedTranscriber:
-    """A transcriber that notes when each of its calls ran (from the engine's ASR worker)."""
-
-    def __init__(self, inner: Transcriber) -> None:
-        self.inner = inner
-        self.calls: list[Call] = []
-
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
-        started = time.monotonic()
-        transcript = self.inner.transcribe(audio, word_timings=word_timings)
-        self.calls.append(Call(started, time.monotonic()))
-        return transcript
-
-
 class TimedSynthesizer:
     """A synthesizer that notes when each of its calls ran (from the engine's TTS worker)."""
 
@@ -335,52 +321,55 @@ class TimedSynthesizer:
 
 @dataclass(frozen=True)
 class TimedRun:
-    """A real-time run with the wall-clock times of its ASR and TTS calls."""
+    """A real-time run with the wall-clock times of its TTS calls."""
 
     run: Run
-    asr: list[Call]
     tts: list[Call]
 
 
 def local_demo_run(models: SpeechModels, llm_config: LlmConfig, out: Path) -> TimedRun:
-    transcriber, synthesizer = TimedTranscriber(models.transcriber), TimedSynthesizer(models.synthesizer)
+    synthesizer = TimedSynthesizer(models.synthesizer)
     scenario = demo_scenario(RealLlm(None, None, max_tokens=LOCAL_MAX_TOKENS))
     report = run_scenario(
         scenario,
         out,
         realtime=True,
         llm_config=llm_config,
-        models=SpeechModels(transcriber, synthesizer),
+        models=SpeechModels(models.transcriber, synthesizer),
     )
-    return TimedRun(Run("demo", report, out, None), transcriber.calls, synthesizer.calls)
+    return TimedRun(Run("demo", report, out, None), synthesizer.calls)
+
+
+def stream_events(run: Run) -> list[dict[str, Any]]:
+    """The run's event stream (events.jsonl), as a websocket client would have received it."""
+    lines = (run.out / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
 
 
 def reply_parts(
-    timed: TimedRun, user_end: float, audio_start: float, started: float
+    timed: TimedRun, turn: int, user_end: float, audio_start: float, started: float
 ) -> dict[str, float] | None:
     """Where the time from the end of the user's speech to the first reply audio went, in ms.
 
-    The first reply audio plays from the first 20 ms block after its first chunk is synthesized, so
-    that chunk's end ties the wall clock to the room's (within one block) and the parts add up to the
-    whole: endpointing as the VAD cut it, ASR still running after it (the request waits for the
-    transcript), the LLM until the first clause is complete, and the synthesis of that clause.
-    ``started`` is the wall clock just before the run began, which only picks out the right calls.
+    The event stream times the steps on the room's clock: the end of the user's turn (the engine's
+    switch to thinking), the request (``response.created``) and the first reply audio. The first
+    chunk's synthesis is timed on the wall clock by the TTS stand-in and splits the last step into
+    the LLM until the first clause and piper's first chunk; ``started`` (the wall clock just before
+    the run) only picks out the right synthesis call.
     """
+    events = stream_events(timed.run)
+    created = [e["t"] for e in events if e["type"] == "response.created" and e["turn"] == turn]
     chunk = next((c for c in timed.tts if c.ended - started >= audio_start - BLOCK / ENGINE_RATE), None)
-    transcriptions = [c for c in timed.asr if chunk is not None and c.ended <= chunk.started]
-    voiced_ends = [s["end_s"] for s in timed.run.report["user_speech"] if s["end_s"] <= audio_start]
-    if chunk is None or not transcriptions or not voiced_ends:
+    if not created or chunk is None:
         return None
-    asr = transcriptions[-1]
-    offset = chunk.ended - audio_start  # wall clock minus room clock
-    endpoint = max(voiced_ends) + ENDPOINTING_MS / 1000
-    request_sent = max(asr.ended - offset, endpoint)
+    thinking = [e["t"] for e in events if e.get("state") == "thinking" and user_end <= e["t"] <= created[0]]
+    turn_end = min(thinking, default=created[0])
+    tts = chunk.ended - chunk.started
     return {
-        "endpointing_ms": ms(endpoint - user_end),
-        "asr_past_endpointing_ms": ms(request_sent - endpoint),
-        "llm_to_first_clause_ms": ms(chunk.started - offset - request_sent),
-        "tts_first_chunk_ms": ms(chunk.ended - chunk.started),
-        "asr_ms": ms(asr.ended - asr.started),
+        "endpointing_ms": ms(turn_end - user_end),
+        "asr_past_endpointing_ms": ms(created[0] - turn_end),
+        "llm_to_first_clause_ms": ms(audio_start - created[0] - tts),
+        "tts_first_chunk_ms": ms(tts),
     }
 
 
@@ -453,7 +442,7 @@ def voice_to_voice_local_models(
                     {
                         "run": number,
                         **latency_row(index, user_end, audio_start),
-                        "parts_ms": reply_parts(timed, user_end, audio_start, run_started),
+                        "parts_ms": reply_parts(timed, index, user_end, audio_start, run_started),
                     }
                 )
         progress("local models: the same LLM requests alone", started)
