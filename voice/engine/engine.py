@@ -204,7 +204,7 @@ class Engine:
         turn = self._turn
         genuine = is_meaningful(event.text)
         if genuine and turn is not None and turn.record.barge_in is not None:
-            genuine = not sounds_like_echo(event.text, self._recently_played(turn))
+            genuine = not sounds_like_echo(event.text, *self._recently_played(turn))
         if not genuine:
             if turn is not None:
                 return self._resume(turn)
@@ -216,11 +216,13 @@ class Engine:
         return actions + self._submit(event.text)
 
     @staticmethod
-    def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> str:
-        """The words around the pause: what an echo of the assistant's own voice would repeat."""
+    def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> tuple[str, int]:
+        """The words around the pause (what an echo of the assistant's own voice would repeat), and
+        how many of them had been heard at the pause."""
         words = [word.text for word in turn.ledger.words()]
         heard = turn.ledger.heard_word_count(turn.played)
-        return " ".join(words[max(0, heard - before) : heard + after])
+        first = max(0, heard - before)
+        return " ".join(words[first : heard + after]), heard - first
 
     # -- turns ------------------------------------------------------------------------------------
 
