@@ -29,6 +29,7 @@ from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
+STARTING_S = 5.0  # a stream just opened may take seconds to deliver its first block (PulseAudio does)
 FIRST_RETRY_S = 0.5
 LAST_RETRY_S = 8.0
 
@@ -136,6 +137,8 @@ class DeviceConversation:
         self._say = say or (lambda line: print(f"voice: {line}", file=sys.stderr, flush=True))
         self._reference = EchoReference()
         self._blocks: asyncio.Queue[AudioBlock | None] = asyncio.Queue()
+        self._stopped = asyncio.Event()
+        self._started = False  # has the mic opened last delivered a block yet?
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
@@ -149,6 +152,7 @@ class DeviceConversation:
 
     def stop(self) -> None:
         """End :meth:`run` after the block in hand (call it on the loop, e.g. from a signal handler)."""
+        self._stopped.set()
         self._blocks.put_nowait(None)
 
     def open(self) -> None:
@@ -162,6 +166,7 @@ class DeviceConversation:
             loop.call_soon_threadsafe(self._blocks.put_nowait, moved)
 
         self._seen = {"overflows": 0, "underflows": 0}
+        self._started = False
         self._speaker = self._open_output(self.buffer, self._reference.played)
         try:
             self._mic = self._open_input(deliver)
@@ -176,7 +181,7 @@ class DeviceConversation:
         limit = None if seconds is None else round(seconds * ENGINE_RATE)
         retry = FIRST_RETRY_S
         try:
-            while True:
+            while not self._stopped.is_set():
                 try:
                     block = await self._next_block()
                 except DeviceError as exc:
@@ -185,7 +190,7 @@ class DeviceConversation:
                     continue
                 if block is None:
                     return
-                retry = FIRST_RETRY_S
+                retry, self._started = FIRST_RETRY_S, True
                 self._step(block)
                 if on_block is not None:
                     on_block()
@@ -199,20 +204,29 @@ class DeviceConversation:
         mic, speaker = self._mic, self._speaker
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
+        patience = STALL_S if self._started else STARTING_S
         try:
-            block = await asyncio.wait_for(self._blocks.get(), STALL_S)
+            block = await asyncio.wait_for(self._blocks.get(), patience)
         except TimeoutError:
             mic.check()
-            raise DeviceError(f"the microphone delivered nothing for {STALL_S:g} s") from None
+            raise DeviceError(f"the microphone delivered nothing for {patience:g} s") from None
         mic.check()
         speaker.check()
         return block
 
     async def _reopen(self, retry: float) -> float:
-        """Close both devices and open them again, waiting longer after each failure; the next wait."""
+        """Close both devices and open them again, waiting longer after each failure; the next wait.
+
+        A stop meanwhile ends the wait: the next block read is then the stop itself.
+        """
         self._close()
         while True:
-            await asyncio.sleep(retry)
+            try:
+                await asyncio.wait_for(self._stopped.wait(), retry)
+            except TimeoutError:
+                pass
+            else:
+                return retry
             retry = min(retry * 2, LAST_RETRY_S)
             try:
                 self._rescan()
