@@ -158,6 +158,7 @@ def test_whisper_sound_annotations_are_not_words(sound: str) -> None:
         ("was a lot.", "There was a little river at", 3),
         ("an old grey fox", "Once upon a time, an old grey fox lived", 6),
         ("and counted the stairs", "listened to the owls and counted the stars. When", 7),
+        ("starting.", "an old tractor that coughed every time it started.", 8),
     ],
 )
 def test_partial_and_misheard_echo_of_the_reply_is_recognised(heard: str, played: str, at_pause: int) -> None:

@@ -24,10 +24,11 @@ REFERENCE_SECONDS = 10  # how much speaker history the echo canceller can reach 
 LEAD_MS = 40  # hand the reference this much early: echo must never arrive before its reference
 TOLERANCE_MS = 10  # stamps jitter; a smaller disagreement is left to the canceller's own delay tracking
 EPOCH_BLOCKS = 9  # a median over this many blocks (about a third of a second) rides out jitter
+FRESH_BLOCKS = 5  # after a glitch, stamps from this many new blocks first: one stamp alone jitters
 
 
 class StreamEpoch:
-    """A stream's time of sample 0 (running median of its blocks' stamps); ``None`` until stamped."""
+    """A stream's time of sample 0 (running median of its blocks' stamps); ``None`` until stamped enough."""
 
     def __init__(self, rate: int = ENGINE_RATE) -> None:
         self._rate = rate
@@ -43,16 +44,19 @@ class StreamEpoch:
 
     @property
     def value(self) -> float | None:
-        return statistics.median(self._recent) if self._recent else None
+        return statistics.median(self._recent) if len(self._recent) >= FRESH_BLOCKS else None
 
 
 class EchoReference:
     """What the speaker played, by its own sample count, and the part of it the mic hears in each block.
 
-    ``played`` runs on the speaker's device thread, everything else on the mic's consumer.
+    ``played`` runs on the speaker's device thread, everything else on the mic's consumer. ``lead_ms``
+    covers the stamps' jitter; a room whose stamps are exact needs none.
     """
 
-    def __init__(self, rate: int = ENGINE_RATE, seconds: int = REFERENCE_SECONDS) -> None:
+    def __init__(
+        self, rate: int = ENGINE_RATE, seconds: int = REFERENCE_SECONDS, lead_ms: int = LEAD_MS
+    ) -> None:
         self.rate = rate
         self.realignments = 0
         self.lag = 0  # mic sample c hears speaker sample c - lag
@@ -62,7 +66,7 @@ class EchoReference:
         self._lock = threading.Lock()
         self._speaker = StreamEpoch(rate)
         self._mic = StreamEpoch(rate)
-        self._lead = LEAD_MS * rate // 1000
+        self._lead = lead_ms * rate // 1000
         self._tolerance = TOLERANCE_MS * rate // 1000
 
     def played(self, block: AudioBlock) -> None:

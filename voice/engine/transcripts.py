@@ -13,6 +13,9 @@ _SOFT_C = re.compile(r"c(?=[eiy])")
 _DOUBLED = re.compile(r"(.)\1+")
 SOUND_ALIKE = 0.75  # words whose sound keys differ in at most a quarter of their letters ("little", "littel")
 ALIKE_LETTERS = 5  # shorter words must match exactly: "hold" is not "old", nor "wait" "wet"
+SAME_STEM = (
+    5  # words that begin with the same five letters are one word heard in part ("started", "starting")
+)
 FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of which only the first is right
 ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
 
@@ -60,6 +63,8 @@ def _similarity(a: str, b: str) -> float:
         return 1.0
     if min(len(a), len(b)) < ALIKE_LETTERS:
         return 0.0
+    if a[:SAME_STEM] == b[:SAME_STEM]:
+        return SOUND_ALIKE
     score = 1.0 - _edit_distance(a, b) / max(len(a), len(b))
     return score if score >= SOUND_ALIKE else 0.0
 
