@@ -89,3 +89,16 @@ def test_without_stamps_the_counts_are_used_and_silence_outside_what_was_kept() 
     assert np.array_equal(heard(30_000, 5_000), PLAYED[30_000 + LEAD : 35_000 + LEAD])  # wraps the ring
     assert not heard(39_500, 1_000)[500 - LEAD :].any()  # not played yet
     assert not heard(1_000, 100).any()  # too old to be kept
+
+
+def test_stamps_still_settling_after_the_start_are_not_followed() -> None:
+    streams = Streams(speaker_epoch=10.0, mic_epoch=10.0)
+    streams.play(60)
+    streams.mic_epoch -= 0.8  # PulseAudio's first capture stamps lag by most of a second...
+    references = []
+    for _ in range(20):
+        references.append(streams.hear())
+        streams.mic_epoch += 0.04  # ...then catch up by a block's length per block
+
+    assert streams.reference.realignments == 0
+    assert np.array_equal(references[-1].samples, PLAYED[references[-1].start + LEAD :][:BLOCK])

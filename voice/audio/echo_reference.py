@@ -21,17 +21,22 @@ import numpy as np
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 
 REFERENCE_SECONDS = 10  # how much speaker history the echo canceller can reach back into
-LEAD_MS = 40  # hand the reference this much early: echo must never arrive before its reference
-TOLERANCE_MS = 10  # stamps jitter; a smaller disagreement is left to the canceller's own delay tracking
+LEAD_MS = 50  # hand the reference this much early: echo must never arrive before its reference
+TOLERANCE_MS = 20  # stamps jitter; a smaller disagreement is left to the cancellers' own delay tracking
 EPOCH_BLOCKS = 9  # a median over this many blocks (about a third of a second) rides out jitter
 FRESH_BLOCKS = 5  # after a glitch, stamps from this many new blocks first: one stamp alone jitters
 
 
 class StreamEpoch:
-    """A stream's time of sample 0 (running median of its blocks' stamps); ``None`` until stamped enough."""
+    """A stream's time of sample 0: the median of its blocks' stamps, once they hold steady.
 
-    def __init__(self, rate: int = ENGINE_RATE) -> None:
+    Stamps settle for seconds after a stream starts (PulseAudio's capture stamps first lag by most of
+    a second, then catch up by a block's length per block); an epoch still on the move is no epoch.
+    """
+
+    def __init__(self, rate: int = ENGINE_RATE, steady_s: float = TOLERANCE_MS / 1000) -> None:
         self._rate = rate
+        self._steady_s = steady_s
         self._recent: deque[float] = deque(maxlen=EPOCH_BLOCKS)
 
     def stamp(self, block: AudioBlock) -> None:
@@ -44,7 +49,14 @@ class StreamEpoch:
 
     @property
     def value(self) -> float | None:
-        return statistics.median(self._recent) if len(self._recent) >= FRESH_BLOCKS else None
+        """The epoch, or None while there are too few stamps or they still drift one way."""
+        if len(self._recent) < FRESH_BLOCKS:
+            return None
+        stamps = list(self._recent)
+        half = len(stamps) // 2
+        if abs(statistics.median(stamps[:half]) - statistics.median(stamps[half:])) > self._steady_s:
+            return None
+        return statistics.median(stamps)
 
 
 class EchoReference:
