@@ -21,10 +21,10 @@ class Streams:
         self.played = 0
         self.heard = 0
 
-    def play(self, blocks: int) -> None:
+    def play(self, blocks: int, *, quiet: bool = False) -> None:
         for _ in range(blocks):
             stamp = self.speaker_epoch + self.played / ENGINE_RATE
-            samples = PLAYED[self.played : self.played + BLOCK]
+            samples = PLAYED[self.played : self.played + BLOCK] * (not quiet)
             self.reference.played(AudioBlock(samples, ENGINE_RATE, self.played, stamp))
             self.played += BLOCK
 
@@ -40,18 +40,27 @@ def speaker_sample_heard(streams: Streams, mic_sample: int) -> int:
     return mic_sample + round((streams.mic_epoch - streams.speaker_epoch) * ENGINE_RATE)
 
 
+def lined_up(streams: Streams) -> None:
+    """The speaker is quiet for a while after the start: the stamps settle and the streams line up."""
+    streams.play(FRESH_BLOCKS + 2, quiet=True)
+    for _ in range(FRESH_BLOCKS):
+        streams.hear()
+
+
 def test_the_reference_holds_what_the_mic_hears_a_little_ahead_though_the_counts_differ() -> None:
     streams = Streams(speaker_epoch=100.0, mic_epoch=100.3)  # the speaker started 0.3 s before the mic
+    lined_up(streams)
     streams.play(20)
-    reference = [streams.hear() for _ in range(FRESH_BLOCKS)][-1]  # lined up once the stamps settle
+    reference = streams.hear()
 
     first = speaker_sample_heard(streams, reference.start) + LEAD  # echo comes LEAD after its reference
     assert np.array_equal(reference.samples, PLAYED[first : first + BLOCK])
-    assert reference.start == (FRESH_BLOCKS - 1) * BLOCK
+    assert reference.start == FRESH_BLOCKS * BLOCK
 
 
 def test_after_the_mic_drops_audio_the_reference_lines_up_again() -> None:
     streams = Streams(speaker_epoch=100.0, mic_epoch=100.3)
+    lined_up(streams)
     streams.play(40)
     for _ in range(10):
         streams.hear()
@@ -59,7 +68,7 @@ def test_after_the_mic_drops_audio_the_reference_lines_up_again() -> None:
     streams.reference.glitch()  # the driver saw the overflow counter move
     streams.play(10)
 
-    reference = [streams.hear() for _ in range(FRESH_BLOCKS)][-1]
+    reference = streams.hear()  # at once, while the speaker talks: the echo keeps its place
 
     first = speaker_sample_heard(streams, reference.start) + LEAD
     assert np.array_equal(reference.samples, PLAYED[first : first + BLOCK])
@@ -68,6 +77,7 @@ def test_after_the_mic_drops_audio_the_reference_lines_up_again() -> None:
 
 def test_stamp_jitter_alone_does_not_move_the_alignment() -> None:
     streams = Streams(speaker_epoch=50.0, mic_epoch=50.0)
+    lined_up(streams)
     streams.play(60)
     jitter = np.random.default_rng(7).uniform(-0.004, 0.004, 50)
 
@@ -102,3 +112,20 @@ def test_stamps_still_settling_after_the_start_are_not_followed() -> None:
 
     assert streams.reference.realignments == 0
     assert np.array_equal(references[-1].samples, PLAYED[references[-1].start + LEAD :][:BLOCK])
+
+
+def test_a_slow_drift_is_corrected_only_once_the_speaker_falls_quiet() -> None:
+    streams = Streams(speaker_epoch=20.0, mic_epoch=20.0)
+    lined_up(streams)
+    streams.play(30)
+    for _ in range(10):
+        streams.hear()
+    streams.mic_epoch += 0.03  # the clocks have drifted 30 ms apart, while the assistant talks
+
+    talking = [streams.hear() for _ in range(10)][-1]
+    streams.play(5, quiet=True)
+    quiet = [streams.hear() for _ in range(5)][-1]
+
+    assert np.array_equal(talking.samples, PLAYED[talking.start + LEAD :][:BLOCK])  # no jump mid-speech
+    assert streams.reference.lag == quiet.start - speaker_sample_heard(streams, quiet.start)  # then it is
+    assert streams.reference.realignments == 1

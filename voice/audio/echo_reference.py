@@ -24,7 +24,8 @@ REFERENCE_SECONDS = 10  # how much speaker history the echo canceller can reach 
 LEAD_MS = 50  # hand the reference this much early: echo must never arrive before its reference
 TOLERANCE_MS = 20  # stamps jitter; a smaller disagreement is left to the cancellers' own delay tracking
 EPOCH_BLOCKS = 9  # a median over this many blocks (about a third of a second) rides out jitter
-FRESH_BLOCKS = 5  # after a glitch, stamps from this many new blocks first: one stamp alone jitters
+FRESH_BLOCKS = 5  # an epoch is a median of at least this many stamps
+QUIET_MS = 100  # a slow correction waits until the speaker has been this quiet: a jump mid-speech leaks echo
 
 
 class StreamEpoch:
@@ -46,6 +47,10 @@ class StreamEpoch:
     def forget(self) -> None:
         """After a glitch: the old stamps describe a count that no longer holds."""
         self._recent.clear()
+
+    @property
+    def latest(self) -> float | None:
+        return self._recent[-1] if self._recent else None
 
     @property
     def value(self) -> float | None:
@@ -73,6 +78,8 @@ class EchoReference:
         self.realignments = 0
         self.lag = 0  # mic sample c hears speaker sample c - lag
         self._aligned = False
+        self._resync = False  # a glitch moved the counts: line up from the next fresh stamps
+        self._pending: int | None = None  # a slower correction, waiting for the speaker to fall quiet
         self._ring = np.zeros(seconds * rate, dtype=np.float32)
         self._end = 0
         self._lock = threading.Lock()
@@ -80,6 +87,7 @@ class EchoReference:
         self._mic = StreamEpoch(rate)
         self._lead = lead_ms * rate // 1000
         self._tolerance = TOLERANCE_MS * rate // 1000
+        self._quiet = QUIET_MS * rate // 1000
 
     def played(self, block: AudioBlock) -> None:
         """Every block handed to the speaker, at its start on the speaker's count."""
@@ -89,10 +97,22 @@ class EchoReference:
             self._end = max(self._end, block.end)
 
     def glitch(self) -> None:
-        """A device dropped or inserted audio (an overflow or underflow): line up afresh from new stamps."""
+        """A device dropped or inserted audio (an overflow or underflow): the counts moved against each
+        other, so line up again from the very next stamps, before the cancellers lose the echo (the
+        echo keeps its place against the reference, so this jump, unlike a slow correction, is safe)."""
         with self._lock:
             self._speaker.forget()
             self._mic.forget()
+            self._resync = self._aligned
+
+    def restart(self) -> None:
+        """The streams were reopened: their stamps settle again; until then the counts are all there is."""
+        with self._lock:
+            self._speaker.forget()
+            self._mic.forget()
+            self._aligned = self._resync = False
+            self._pending = None
+            self.lag = 0
 
     def for_mic(self, mic: AudioBlock) -> AudioBlock:
         """The reference for ``mic``, on the mic's clock: what it may hear of the speaker, a little early."""
@@ -107,15 +127,32 @@ class EchoReference:
         return AudioBlock(out, self.rate, mic.start)
 
     def _align(self) -> None:
+        if self._resync:
+            speaker, mic = self._speaker.latest, self._mic.latest
+            if speaker is None or mic is None:
+                return
+            self._resync = False
+            lag = round((speaker - mic) * self.rate)
+            if abs(lag - self.lag) > self._tolerance:
+                self.lag = lag
+                self.realignments += 1
+            return
         speaker, mic = self._speaker.value, self._mic.value
         if speaker is None or mic is None:
             return  # no stamps (yet): the counts are all there is
         lag = round((speaker - mic) * self.rate)
-        if not self._aligned:
-            self.lag, self._aligned = lag, True
-        elif abs(lag - self.lag) > self._tolerance:
-            self.lag = lag
-            self.realignments += 1
+        if not self._aligned or abs(lag - self.lag) > self._tolerance:
+            self._pending = lag
+        if self._pending is not None and self._speaker_quiet():
+            self.realignments += self._aligned
+            self.lag, self._aligned, self._pending = self._pending, True, None
+
+    def _speaker_quiet(self) -> bool:
+        """Has the speaker played only silence lately (so no echo is in flight to be lost by a jump)?"""
+        recent = np.zeros(self._quiet, dtype=np.float32)
+        if self._end >= self._quiet:
+            self._copy(self._end - self._quiet, recent, into_ring=False)
+        return not recent.any()
 
     def _copy(self, clock: int, samples: Samples, *, into_ring: bool) -> None:
         """Move ``samples`` to or from the ring at ``clock``, in at most two slices (it wraps once)."""

@@ -246,7 +246,7 @@ class DeviceConversation:
                 except DeviceError as exc:
                     self._say(str(exc))
         self._mic = self._speaker = None
-        self._reference.glitch()
+        self._reference.restart()
         self._next_start = self.clock
 
     def _step(self, block: AudioBlock) -> None:
