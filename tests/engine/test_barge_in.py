@@ -15,7 +15,7 @@ from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import SpeechEnded, SpeechStarted
-from voice.engine.actions import CancelTurn, ResumePlayback
+from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
 from voice.engine.engine import Engine
 from voice.engine.events import LlmDone, LlmText, MicAudio, TranscriptReady
 from voice.engine.transcripts import is_meaningful, sounds_like_echo
@@ -178,3 +178,25 @@ def test_sharing_half_its_words_with_the_reply_does_not_make_speech_echo() -> No
 
     assert not sounds_like_echo("No, on Sunday please.", played, 9)
     assert sounds_like_echo("but on Sunday it stays", played, 9)
+
+
+def speech_over_the_reply(voiced_samples: int, text: str) -> list[EngineAction]:
+    """The reply plays; the user (or leaked echo) is voiced for ``voiced_samples``; its transcript is back."""
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 4_000)
+    onset = room.clock
+    room.tick(SpeechStarted(onset))
+    audio = AudioBlock(np.zeros(voiced_samples, np.float32), ENGINE_RATE, onset)
+    room.tick(SpeechEnded(onset + voiced_samples, audio))
+    return room.engine.handle(TranscriptReady(2, text))
+
+
+def test_a_scrap_of_leaked_echo_too_short_to_be_speech_resumes_the_reply() -> None:
+    assert speech_over_the_reply(ENGINE_RATE // 5, "One step.") == [ResumePlayback(1)]  # 0.2 s voiced
+
+
+@pytest.mark.parametrize("text", ["Stop.", "No.", "Wait, stop."])
+def test_a_short_word_really_said_stops_the_reply(text: str) -> None:
+    assert speech_over_the_reply(ENGINE_RATE // 2, text)[0] == CancelTurn(1)  # 0.5 s voiced

@@ -44,7 +44,7 @@ from voice.engine.events import (
     TranscriptReady,
 )
 from voice.engine.records import SpeechRecord, TurnRecord
-from voice.engine.transcripts import is_meaningful, sounds_like_echo
+from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.errors import ProtocolError
 from voice.llm.retry import RetryPolicy
 from voice.tts.chunker import SpeechChunker
@@ -204,7 +204,9 @@ class Engine:
         turn = self._turn
         genuine = is_meaningful(event.text)
         if genuine and turn is not None and turn.record.barge_in is not None:
+            voiced_s = (record.end - record.start) / self.rate
             genuine = not sounds_like_echo(event.text, *self._recently_played(turn))
+            genuine = genuine and not is_fragment(event.text, voiced_s)
         if not genuine:
             if turn is not None:
                 return self._resume(turn)

@@ -18,6 +18,8 @@ SAME_STEM = (
 )
 FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of which only the first is right
 ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
+FRAGMENT_S = 0.3  # voiced for less than this over the reply, a word or two is a scrap of leaked echo
+FRAGMENT_MAX_WORDS = 2
 
 
 def spoken_words(text: str) -> list[str]:
@@ -47,6 +49,15 @@ def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, thres
         return True
     at_onset = played[max(0, at_pause - ONSET_WORDS) : at_pause + 1]
     return len(heard) <= FRAGMENT_WORDS and any(_similarity(heard[0], word) for word in at_onset)
+
+
+def is_fragment(transcript: str, voiced_s: float) -> bool:
+    """True for a scrap too short to be someone cutting in: a word or two voiced for under FRAGMENT_S.
+
+    Echo that leaks past the canceller (a burst as it re-adapts) is a fraction of a syllable, which
+    whisper turns into a word or two ("one step."); a user who means to stop the reply says more.
+    """
+    return voiced_s < FRAGMENT_S and len(spoken_words(transcript)) <= FRAGMENT_MAX_WORDS
 
 
 def _sound_key(word: str) -> str:
