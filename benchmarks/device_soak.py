@@ -153,6 +153,7 @@ class Script:
     player: subprocess.Popen[bytes] | None = None
     done: bool = False
     turn_clock: dict[int, int] = field(default_factory=dict)  # when each turn's request was sent
+    reported: int = 0  # utterances already printed as progress
 
     @property
     def engine(self) -> Engine:
@@ -171,6 +172,14 @@ class Script:
         now = time.monotonic()
         for turn in self.engine.turns:
             self.turn_clock.setdefault(turn.turn, self.talk.clock)
+        for speech in self.engine.speech[self.reported :]:
+            if speech.transcript is None:
+                break
+            self.reported += 1
+            at, voiced = speech.start / ENGINE_RATE, (speech.end - speech.start) / ENGINE_RATE
+            counters = self.talk.device_counters()
+            line = f"heard {speech.transcript!r} at {at:.2f}s, voiced {voiced:.2f}s; {counters}"
+            print(f"  {now - self.began:6.1f}s {line}", file=sys.stderr, flush=True)
         if self.player is not None and self.player.poll() is None:
             return
         engine = self.engine

@@ -1,9 +1,12 @@
-"""Each part hears what it needs: the VAD and echo judgement AEC3's echo-free output, ASR the words intact.
+"""What ASR hears of an utterance: AEC3's output where echo may be in the mic, the raw mic elsewhere.
 
-AEC3's double-talk suppression damages the words of a user who talks over the assistant (design §3);
-a linear canceller leaves them whole. :class:`AsrSignal` keeps the mic as ASR should hear it (the
-linear canceller's output) by clock sample, and :class:`TranscribingAsrSignal` hands ASR that span of
-it for each utterance the VAD cut from the AEC3 output, so the engine itself does not change.
+AEC3's suppression damages the words of a user who talks over the assistant (design §3), yet where
+the assistant is audible it is also what keeps the assistant's own words out of the user's
+transcript. Once playback pauses for a barge-in and the echo tail has died away, the raw mic holds
+the user's words alone, intact. :class:`AsrSignal` keeps the raw mic and when the speaker was
+audible, by clock sample; :class:`TranscribingAsrSignal` hands ASR each utterance (cut by the VAD
+from AEC3's output) with its echo-free stretches taken from the raw mic instead, so the engine
+itself does not change.
 """
 
 from __future__ import annotations
@@ -13,57 +16,71 @@ import threading
 import numpy as np
 
 from voice.asr.port import Transcriber, Transcript
-from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.linear_echo import LinearEchoCanceller
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 
 KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll
+FRAME_MS = 10
+ECHO_TAIL_MS = 400  # echo may reach the mic this long after the reference played (delay, lead, room)
+AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
 
 
 class AsrSignal:
-    """The mic with the echo removed linearly, kept for the last ``KEPT_SECONDS`` by clock sample.
+    """The raw mic and, per 10 ms, whether echo may be in it, for the last ``KEPT_SECONDS``.
 
-    ``add`` runs where the mic blocks are handled; ``span`` on the ASR worker.
+    ``add`` runs where the mic blocks are handled; ``words_for`` on the ASR worker.
     """
 
-    def __init__(self, canceller: LinearEchoCanceller | None = None, rate: int = ENGINE_RATE) -> None:
+    def __init__(self, rate: int = ENGINE_RATE) -> None:
         self.rate = rate
-        self._canceller = canceller or LinearEchoCanceller(rate)
-        self._ring = np.zeros(KEPT_SECONDS * rate, dtype=np.float32)
+        self._frame = rate * FRAME_MS // 1000
+        self._tail = ECHO_TAIL_MS // FRAME_MS
+        self._raw = np.zeros(KEPT_SECONDS * rate, dtype=np.float32)
+        self._audible = np.zeros(len(self._raw) // self._frame, dtype=bool)  # per frame of the reference
         self._end: int | None = None
         self._lock = threading.Lock()
 
     def add(self, mic: AudioBlock, reference: AudioBlock) -> None:
-        cleaned = self._canceller.process(mic, reference).samples
+        """The raw ``mic`` block and the reference the echo canceller got for it (whole 10 ms frames)."""
+        loud = np.sqrt(np.mean(np.square(reference.samples.reshape(-1, self._frame)), axis=1)) > AUDIBLE
         with self._lock:
-            at = mic.start % len(self._ring)
-            head = min(len(cleaned), len(self._ring) - at)
-            self._ring[at : at + head] = cleaned[:head]
-            self._ring[: len(cleaned) - head] = cleaned[head:]
+            _write(self._raw, mic.start, mic.samples)
+            _write(self._audible, mic.start // self._frame, loud)
             self._end = mic.end
 
-    def span(self, start: int, frames: int) -> AudioBlock | None:
-        """Clock samples [start, start + frames), or None if they are not all kept."""
+    def words_for(self, utterance: AudioBlock) -> AudioBlock:
+        """``utterance`` (AEC3's output) with the raw mic wherever no echo can be in it; as is if not kept."""
+        start, frames = utterance.start, utterance.frames
         with self._lock:
             end = self._end
-            if (
-                end is None
-                or start + frames > end
-                or start < end - len(self._ring)
-                or frames > len(self._ring)
-            ):
-                return None
-            at = start % len(self._ring)
-            out = np.take(self._ring, np.arange(at, at + frames), mode="wrap")
-        return AudioBlock(out.astype(np.float32), self.rate, start)
+            first = start // self._frame - self._tail
+            if end is None or start + frames > end or first * self._frame < end - len(self._raw):
+                return utterance
+            raw = np.take(self._raw, np.arange(start, start + frames), mode="wrap")
+            audible = np.take(
+                self._audible, np.arange(first, (start + frames - 1) // self._frame + 1), mode="wrap"
+            )
+        # a frame is echo-free when the reference was silent for the whole tail before it
+        window = np.convolve(audible, np.ones(self._tail + 1), mode="valid")  # one per utterance frame
+        free = np.repeat(window == 0, self._frame)[start % self._frame :][:frames].astype(np.float32)
+        half = self._frame // 2
+        edged = np.pad(free, (half, self._frame - half - 1), mode="edge")
+        ramp = np.convolve(edged, np.ones(self._frame) / self._frame, mode="valid")  # 10 ms cross-fades
+        words: Samples = (ramp * raw + (1.0 - ramp) * utterance.samples).astype(np.float32)
+        return AudioBlock(words, utterance.rate, start)
+
+
+def _write(ring: np.ndarray, at: int, values: np.ndarray) -> None:
+    """Store ``values`` in ``ring`` from index ``at`` on (modulo its length)."""
+    index = np.arange(at, at + len(values)) % len(ring)
+    ring[index] = values
 
 
 class TranscribingAsrSignal:
-    """A Transcriber that transcribes an utterance's span of the ASR signal instead of the VAD's audio."""
+    """A Transcriber that hears each utterance through :meth:`AsrSignal.words_for`."""
 
     def __init__(self, inner: Transcriber, signal: AsrSignal) -> None:
         self._inner = inner
         self._signal = signal
 
     def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
-        words = self._signal.span(audio.start, audio.frames)
-        return self._inner.transcribe(audio if words is None else words, word_timings=word_timings)
+        return self._inner.transcribe(self._signal.words_for(audio), word_timings=word_timings)
