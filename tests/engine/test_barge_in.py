@@ -16,9 +16,9 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import SpeechEnded, SpeechStarted
 from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
-from voice.engine.engine import Engine
+from voice.engine.engine import Engine, Phase
 from voice.engine.events import LlmDone, LlmText, MicAudio, TranscriptReady
-from voice.engine.transcripts import is_meaningful, sounds_like_echo
+from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.runtime import ActionRunner, Work
 
 FADE = 80  # the buffer's 5 ms fade on pause and stop
@@ -77,6 +77,8 @@ class Speaker:
         self.transcriber.texts.append(text)
         start = self.clock
         self.block(SpeechStarted(start))
+        for _ in range(36):  # a second and a half of it
+            self.block()
         end = SpeechEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
         return self.block(end)
 
@@ -200,3 +202,22 @@ def test_a_scrap_of_leaked_echo_too_short_to_be_speech_resumes_the_reply() -> No
 @pytest.mark.parametrize("text", ["Stop.", "No.", "Wait, stop."])
 def test_a_short_word_really_said_stops_the_reply(text: str) -> None:
     assert speech_over_the_reply(ENGINE_RATE // 2, text)[0] == CancelTurn(1)  # 0.5 s voiced
+
+
+def test_three_words_in_a_fifth_of_a_second_are_whisper_guessing_not_the_user() -> None:
+    assert is_fragment("We can walk.", 0.22)
+    assert is_fragment("That was great.", 0.32)
+    assert not is_fragment("Hello there.", 0.5)
+    assert not is_fragment("Sorry, I meant on Sunday.", 1.5)
+
+
+def test_the_last_words_of_a_finished_reply_coming_back_through_the_mic_start_no_turn() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, len(REPLY) * 4_000)  # played out: the turn is over
+    assert room.engine.active_turn is None
+
+    assert room.say("from the west.", 2) == []  # its own echo, a moment later
+    assert room.engine.phase is Phase.LISTENING
+    assert room.say("Thanks, that's all.", 3) != []  # the user, though, is heard

@@ -50,6 +50,7 @@ from voice.llm.retry import RetryPolicy
 from voice.tts.chunker import SpeechChunker
 
 FAILURE_NOTICE = "Sorry, I could not reach the language model."
+ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
 
 
 class Phase(enum.Enum):
@@ -117,6 +118,7 @@ class Engine:
         self._speculation: tuple[int, int] | None = None  # (transcription, voiced end) offered early
         self._early_transcripts: dict[int, str] = {}
         self._open_speech: SpeechRecord | None = None
+        self._last_reply: tuple[str, int, int] | None = None  # its last words, how many, when it ended
         self.turns: list[TurnRecord] = []
         self.speech: list[SpeechRecord] = []
 
@@ -207,6 +209,10 @@ class Engine:
             voiced_s = (record.end - record.start) / self.rate
             genuine = not sounds_like_echo(event.text, *self._recently_played(turn))
             genuine = genuine and not is_fragment(event.text, voiced_s)
+        elif genuine and turn is None and self._last_reply is not None:
+            words, count, ended = self._last_reply
+            tail = record.start - ended < ECHO_TAIL_S * self.rate
+            genuine = not (tail and sounds_like_echo(event.text, words, count))
         if not genuine:
             if turn is not None:
                 return self._resume(turn)
@@ -367,6 +373,8 @@ class Engine:
             return []
         self.conversation.complete()
         turn.record.spoken = turn.ledger.text.strip()
+        if turn.record.audio_end is not None:
+            self._last_reply = (*self._recently_played(turn), turn.record.audio_end)
         self._turn = None
         if self.conversation.awaits_follow_up:
             return self._start_turn(self.conversation.follow_up())

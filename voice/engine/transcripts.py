@@ -18,8 +18,8 @@ SAME_STEM = (
 )
 FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of which only the first is right
 ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
-FRAGMENT_S = 0.3  # voiced for less than this over the reply, a word or two is a scrap of leaked echo
-FRAGMENT_MAX_WORDS = 2
+FRAGMENT_S = 0.3  # voiced for less than this over the reply, it is a scrap of leaked echo
+MAX_WORDS_PER_S = 8.0  # faster than anyone speaks: whisper guessing words into a scrap of sound
 
 
 def spoken_words(text: str) -> list[str]:
@@ -52,12 +52,14 @@ def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, thres
 
 
 def is_fragment(transcript: str, voiced_s: float) -> bool:
-    """True for a scrap too short to be someone cutting in: a word or two voiced for under FRAGMENT_S.
+    """True for a scrap too short to be someone cutting in: voiced for under FRAGMENT_S, or more words
+    than could be said in the time.
 
     Echo that leaks past the canceller (a burst as it re-adapts) is a fraction of a syllable, which
-    whisper turns into a word or two ("one step."); a user who means to stop the reply says more.
+    whisper turns into a word or three ("one step.", "We can walk." from 0.22 s); a user who means
+    to stop the reply says more, and no faster than MAX_WORDS_PER_S.
     """
-    return voiced_s < FRAGMENT_S and len(spoken_words(transcript)) <= FRAGMENT_MAX_WORDS
+    return voiced_s < FRAGMENT_S or len(spoken_words(transcript)) > MAX_WORDS_PER_S * voiced_s
 
 
 def _sound_key(word: str) -> str:
