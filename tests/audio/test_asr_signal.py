@@ -54,3 +54,34 @@ def test_audio_no_longer_kept_is_transcribed_as_the_vad_cut_it() -> None:
     TranscribingAsrSignal(heard, room(45.0)).transcribe(utterance)
 
     assert heard.audio == [utterance]
+
+
+def played_back(user_level: float) -> tuple[AsrSignal, AudioBlock]:
+    """The speaker's sound comes back 60 ms late at full level, with a user at ``user_level`` over it."""
+    rng = np.random.default_rng(3)
+    speaker = rng.standard_normal(3 * ENGINE_RATE).astype(np.float32) * 0.1
+    user = rng.standard_normal(3 * ENGINE_RATE).astype(np.float32) * user_level
+    delay = 60 * ENGINE_RATE // 1000
+    mic = np.concatenate((np.zeros(delay, np.float32), speaker[:-delay])) + user
+    signal = AsrSignal()
+    for start in range(0, len(mic), BLOCK):
+        signal.add(
+            AudioBlock(mic[start : start + BLOCK], ENGINE_RATE, start),
+            AudioBlock(speaker[start : start + BLOCK], ENGINE_RATE, start),
+        )
+    return signal, AudioBlock(np.zeros(ENGINE_RATE, np.float32), ENGINE_RATE, ENGINE_RATE)
+
+
+def test_an_utterance_of_nothing_but_the_speakers_own_sound_has_no_words() -> None:
+    heard = Heard()
+    signal, utterance = played_back(user_level=0.0)
+
+    assert TranscribingAsrSignal(heard, signal).transcribe(utterance).text == ""
+    assert heard.audio == []  # whisper is not even asked to guess
+
+
+def test_a_user_talking_over_the_echo_is_transcribed() -> None:
+    heard = Heard()
+    signal, utterance = played_back(user_level=0.05)  # 6 dB below the echo
+
+    assert TranscribingAsrSignal(heard, signal).transcribe(utterance).text == "Sorry, I meant on Sunday."
