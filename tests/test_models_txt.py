@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,5 @@ def test_every_line_has_the_six_fields() -> None:
         ("smollm2-135m-instruct-q4_1", bundled_gguf),
     ],
 )
-def test_bundled_model_matches_its_recorded_sha256(name: str, installed: object) -> None:
-    assert callable(installed)
+def test_bundled_model_matches_its_recorded_sha256(name: str, installed: Callable[[], Path]) -> None:
     assert sha256(installed()) == entries()[name][4]

@@ -6,13 +6,16 @@ answer aloud. The VM's audio timing is irregular, so these assert behaviour, nev
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
+from voice.audio.pulse import private_pulse
 from voice.conversation.events import InputReceived, TurnEnded, TurnStarted
 from voice.conversation.session_log import load_session
 
@@ -29,10 +32,9 @@ def test_chat_hears_a_question_through_the_device_and_answers_it(pulse_device: s
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     ) as chat:  # fmt: skip
         assert chat.stdout is not None
-        for line in chat.stdout:  # wait until it listens, then speak into the room
+        for line in chat.stdout:  # "listening" is printed once both devices are open and started
             if line.startswith("listening"):
                 break
-        time.sleep(1.0)
         subprocess.run(["paplay", str(AUDIO / "what-weather.wav")], check=True)
         output = chat.stdout.read()
         assert chat.wait(timeout=180) == 0, output
@@ -59,3 +61,41 @@ def test_chat_with_a_missing_device_says_so_in_one_line(pulse_device: str, tmp_p
     assert result.stderr.strip().splitlines()[-1].startswith("voice: error: ")
     assert "no-such-microphone" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def read_until(lines: IO[str], wanted: str) -> list[str]:
+    """Lines of ``voice chat`` up to the first containing ``wanted`` (the test's timeout bounds the wait)."""
+    seen = []
+    for line in lines:
+        seen.append(line)
+        if wanted in line:
+            return seen
+    raise AssertionError(f"{wanted!r} never came: {''.join(seen)}")
+
+
+@pytest.mark.device
+@pytest.mark.models
+def test_chat_says_when_its_sound_server_dies_and_listens_again_once_it_is_back(tmp_path: Path) -> None:
+    runtime = tmp_path / "pulse"
+    with private_pulse(runtime) as server:
+        chat = subprocess.Popen(
+            [sys.executable, "-m", "voice", "chat", "--session", str(tmp_path / "chat.jsonl"),
+             "--input-device", "pulse", "--output-device", "pulse",
+             "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "unused"],
+            env={**os.environ, "PULSE_SERVER": server},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        assert chat.stdout is not None
+        read_until(chat.stdout, "listening")
+    try:
+        said = read_until(chat.stdout, "reopening the audio devices")  # the server is gone
+        assert [line for line in said if line.startswith("voice: ")] == [said[-1]]  # in one line
+        with private_pulse(runtime):  # back, at the same address
+            read_until(chat.stdout, "audio devices reopened; listening")
+            chat.send_signal(signal.SIGTERM)
+            assert chat.wait(timeout=60) == 0
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+            chat.wait()
+        chat.stdout.close()

@@ -141,6 +141,7 @@ def test_speech_over_the_reply_pauses_at_once_then_cancels_keeping_what_was_hear
     assert onset == [PausePlayback(1)]
     assert room.vad.assistant_speaking[-1] is True  # the onset was judged with barge-in settings
     room.play(1, 0)
+    room.clock += ENGINE_RATE * 3 // 2  # a second and a half of speech
     room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
@@ -242,6 +243,7 @@ def test_interrupting_a_reply_with_a_tool_call_fails_the_call() -> None:
     room.synthesize(actions + room.engine.handle(LlmDone(1)))
     room.play(1, 2 * WORD)
     room.tick(SpeechStarted(room.clock))
+    room.clock += ENGINE_RATE * 3 // 2  # a second and a half of speech
     room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptReady(2, "No, the weekend."))

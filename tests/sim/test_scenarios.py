@@ -42,6 +42,10 @@ def interrupting_onset(report: dict[str, Any], turn: dict[str, Any], manifest: d
     return min(during)
 
 
+def read_events(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+
+
 def heard_kind(turn: dict[str, Any]) -> str:
     """all (the whole reply was heard), some (a non-empty strict prefix) or none."""
     if not turn["spoken"]:
@@ -67,15 +71,17 @@ def played_turns(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [turn for turn in report["turns"] if turn["audio_start_s"] is not None]
 
 
-def check_expectations(report: dict[str, Any], expect: dict[str, Any], manifest: dict[str, Any]) -> None:
+def check_expectations(
+    report: dict[str, Any], events: list[dict[str, Any]], expect: dict[str, Any], manifest: dict[str, Any]
+) -> None:
     """Every key of a scenario's ``expect`` block against the report (``notes`` only explains)."""
     turns = report["turns"]
     assert len(turns) == expect["requests"]
     assert sum(t["interrupted"] for t in turns) == expect["interruptions"]
     merged = merged_users(turns)
     assert bool(merged) == expect["merged"], merged
-    heard_speech = [s for s in report["user_speech"] if s["transcript"]]
-    assert len(heard_speech) == expect["user_utterances"], report["user_speech"]
+    spoken_inputs = [e for e in events if e["type"] == "input.transcript" and e["id"].startswith("speech-")]
+    assert len(spoken_inputs) == expect["user_utterances"], report["user_speech"]
     for turn, wanted in zip(turns, expect["turns"], strict=True):
         assert turn["interrupted"] == wanted["interrupted"]
         assert heard_kind(turn) == wanted["heard"], (turn["reply"], turn["spoken"])
@@ -132,10 +138,10 @@ def check_expectations(report: dict[str, Any], expect: dict[str, Any], manifest:
 def test_scenario_follows_the_rules_of_a_turn(
     name: str, simulated: RunScenario, manifest: dict[str, Any]
 ) -> None:
-    report, _ = simulated(name)
+    report, out = simulated(name)
     turns = report["turns"]
 
-    check_expectations(report, expectations(name), manifest)
+    check_expectations(report, read_events(out), expectations(name), manifest)
     for turn, after in itertools.pairwise(turns):
         assert turn["reply"].startswith(turn["spoken"])
         if not turn["interrupted"]:
@@ -203,7 +209,7 @@ def test_a_cough_a_knock_and_a_click_do_not_interrupt(simulated: RunScenario) ->
 def test_the_event_stream_tells_what_the_report_says(name: str, simulated: RunScenario) -> None:
     """events.jsonl is what a websocket client would have seen: it agrees with report.json."""
     report, out = simulated(name)
-    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    events = read_events(out)
     by_type = {kind: [e for e in events if e["type"] == kind] for kind in {e["type"] for e in events}}
 
     assert [e["turn"] for e in by_type.get("response.created", [])] == list(

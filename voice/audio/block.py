@@ -15,11 +15,16 @@ Samples = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class AudioBlock:
-    """``samples`` is float32 in [-1, 1], shaped (frames,) for mono or (frames, channels)."""
+    """``samples`` is float32 in [-1, 1], shaped (frames,) for mono or (frames, channels).
+
+    ``device_time``: for a block a sound device captured or will play, the device's own time (PortAudio
+    stream time, in seconds) of its first sample; the mic and speaker streams line up by it.
+    """
 
     samples: Samples
     rate: int
     start: int = 0
+    device_time: float | None = None
 
     @property
     def channels(self) -> int:

@@ -191,7 +191,8 @@ class MicrophoneStream(_Stream):
     """Captures mono blocks and hands each to ``on_block`` on PortAudio's thread (keep it quick: queue it).
 
     Blocks follow each other on the clock from ``start``. If the device drops input (``overflows``
-    counts it), the clock does not skip: the capture clock is the count of samples received.
+    counts it), the clock does not skip: the capture clock is the count of samples received. Each
+    block carries its capture time (``device_time``), so what was lost can be told from the stamps.
     """
 
     kind: Kind = "input"
@@ -210,7 +211,9 @@ class MicrophoneStream(_Stream):
     def _callback(self, data: Any, frames: int, time: Any, status: Any) -> None:
         if status.input_overflow:
             self.overflows += 1
-        block = AudioBlock(np.array(data[:, 0], dtype=np.float32), ENGINE_RATE, self._next)
+        block = AudioBlock(
+            np.array(data[:, 0], dtype=np.float32), ENGINE_RATE, self._next, time.inputBufferAdcTime
+        )
         self._next += frames
         try:
             self._on_block(block)
@@ -222,7 +225,7 @@ class SpeakerStream(_Stream):
     """Plays a PlaybackBuffer: each device callback pulls exactly the frames the device asks for.
 
     ``on_played`` (optional, on PortAudio's thread) receives every block handed to the device with its
-    output-clock start: the reference signal an echo canceller needs.
+    output-clock start and the time it will be played: the reference signal an echo canceller needs.
     """
 
     kind: Kind = "output"
@@ -252,6 +255,6 @@ class SpeakerStream(_Stream):
         self._next = start + frames
         if self._on_played is not None:
             try:
-                self._on_played(AudioBlock(samples, ENGINE_RATE, start))
+                self._on_played(AudioBlock(samples, ENGINE_RATE, start, time.outputBufferDacTime))
             except Exception as exc:
                 self._fail(exc)

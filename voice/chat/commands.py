@@ -11,8 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from voice.audio.echo import WebRtcEchoCanceller
-from voice.chat.driver import DeviceConversation, DeviceSettings
+from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.components import context_budget, load_speech_models, make_engine
 from voice.conversation.session_log import open_session
@@ -66,7 +65,7 @@ def _chat(args: argparse.Namespace) -> int:
             models,
             thinker,
             work,
-            None if args.no_echo_cancel else WebRtcEchoCanceller(),
+            None if args.no_echo_cancel else default_echo_canceller(),
             DeviceSettings(_device(args.input_device), _device(args.output_device)),
             log,
         )
@@ -74,6 +73,7 @@ def _chat(args: argparse.Namespace) -> int:
 
         async def main() -> None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)
+            talk.open()  # a missing or busy device is said before "listening", not after
             print(f"listening (session log {session_path}); talk any time, Ctrl-C to stop", flush=True)
             await talk.run(args.seconds)
 

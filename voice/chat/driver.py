@@ -1,30 +1,42 @@
 """The device driver: the engine on a real microphone and speaker, paced by the sound card.
 
-An asyncio loop takes mic blocks as PortAudio delivers them, cancels the speaker's echo out of them,
-tells the engine how much reply audio has been heard (the device's output latency subtracted) and
-feeds it the block; ASR, TTS and the LLM run in worker threads and report back between blocks.
+An asyncio loop takes mic blocks as PortAudio delivers them, cancels the speaker's echo out of them
+(the reference lined up by the streams' own timestamps), tells the engine how much reply audio has
+been heard (the device's output latency subtracted) and feeds it the block; ASR, TTS and the LLM run
+in worker threads and report back between blocks. A microphone that stops delivering is noticed
+within ``STALL_S``, said in one line, and both devices are reopened with backoff.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-import numpy as np
-
-from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
-from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream
-from voice.audio.echo import EchoCanceller
+from voice.audio.asr_signal import AsrSignal, TranscribingAsrSignal
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream, rescan_devices
+from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
+from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.components import SpeechModels
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
 from voice.engine.events import MicAudio
+from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
-REFERENCE_SECONDS = 10  # how much speaker history the echo canceller can reach back into
+STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
+STARTING_S = 5.0  # a stream just opened may take seconds to deliver its first block (PulseAudio does)
+FIRST_RETRY_S = 0.5
+LAST_RETRY_S = 8.0
+
+
+def default_echo_canceller() -> EchoCanceller:
+    """What `voice chat` cancels the speaker's echo with, unless told the room has none."""
+    return WebRtcEchoCanceller()
 
 
 @dataclass(frozen=True)
@@ -40,43 +52,59 @@ class DeviceSettings:
     block_ms: int = 40
 
 
-class SpeakerHistory:
-    """What the speaker played, by output-clock sample: the echo canceller's reference signal."""
+class AudioInput(Protocol):
+    """A started mic stream (MicrophoneStream) handing blocks to the callback it was opened with."""
 
-    def __init__(self, seconds: int = REFERENCE_SECONDS) -> None:
-        self._ring = np.zeros(seconds * ENGINE_RATE, dtype=np.float32)
-        self._end = 0
-        self._lock = threading.Lock()
+    overflows: int
 
-    def record(self, block: AudioBlock) -> None:
-        """Called on the speaker's device thread for every block handed out."""
-        with self._lock:
-            self._copy(block.start, block.samples, into_ring=True)
-            self._end = max(self._end, block.end)
+    def check(self) -> None: ...
 
-    def span(self, start: int, frames: int) -> AudioBlock:
-        """The reference for clock samples [start, start + frames); silence where nothing was played."""
-        out = np.zeros(frames, dtype=np.float32)
-        with self._lock:
-            lo, hi = max(start, self._end - len(self._ring)), min(start + frames, self._end)
-            if hi > lo:
-                self._copy(lo, out[lo - start : hi - start], into_ring=False)
-        return AudioBlock(out, ENGINE_RATE, start)
+    def close(self) -> None: ...
 
-    def _copy(self, clock: int, samples: Samples, *, into_ring: bool) -> None:
-        """Move ``samples`` to or from the ring at ``clock``, in at most two slices (it wraps once)."""
-        at, done = clock % len(self._ring), 0
-        while done < len(samples):
-            length = min(len(samples) - done, len(self._ring) - at)
-            if into_ring:
-                self._ring[at : at + length] = samples[done : done + length]
-            else:
-                samples[done : done + length] = self._ring[at : at + length]
-            done, at = done + length, 0
+
+class AudioOutput(Protocol):
+    """A started speaker stream (SpeakerStream) pulling the playback buffer."""
+
+    underflows: int
+
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def latency_samples(self) -> int: ...
+
+    def check(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+OpenInput = Callable[[Callable[[AudioBlock], None]], AudioInput]
+OpenOutput = Callable[[PlaybackBuffer, Callable[[AudioBlock], None]], AudioOutput]
+
+
+def device_openers(devices: DeviceSettings) -> tuple[OpenInput, OpenOutput]:
+    """Open and start the real streams that ``devices`` names, with blocks of ``block_ms``."""
+    frames = devices.block_ms * ENGINE_RATE // 1000
+
+    def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
+        mic = MicrophoneStream(deliver, devices.input_device, frames)
+        mic.start()
+        return mic
+
+    def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
+        speaker = SpeakerStream(buffer, devices.output_device, frames, on_played=on_played)
+        speaker.start()
+        return speaker
+
+    return open_input, open_output
 
 
 class DeviceConversation:
-    """One conversation on real devices until ``stop()`` (Ctrl-C, SIGTERM) or a device fails."""
+    """One conversation on real devices until ``stop()`` (Ctrl-C, SIGTERM).
+
+    ``open_input`` / ``open_output`` default to the devices ``devices`` names; tests hand in their own.
+    ``say`` prints the one-line notices about devices (stderr by default).
+    """
 
     def __init__(
         self,
@@ -87,46 +115,162 @@ class DeviceConversation:
         echo_canceller: EchoCanceller | None,
         devices: DeviceSettings,
         session_log: SessionLog | None = None,
+        *,
+        open_input: OpenInput | None = None,
+        open_output: OpenOutput | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
+        self._asr_signal = AsrSignal() if echo_canceller is not None else None
+        transcriber = models.transcriber
+        if self._asr_signal is not None:
+            transcriber = TranscribingAsrSignal(transcriber, self._asr_signal)
         self.runner = ActionRunner(
-            engine, models.transcriber, models.synthesizer, thinker, work, self.buffer, session_log
+            engine, transcriber, models.synthesizer, thinker, work, self.buffer, session_log
         )
         self._echo_canceller = echo_canceller
-        self._devices = devices
-        self._history = SpeakerHistory()
+        real_input, real_output = device_openers(devices)
+        self._open_input = open_input or real_input
+        self._open_output = open_output or real_output
+        # PortAudio only sees a restarted sound server after a rescan; streams handed in need none.
+        self._rescan = rescan_devices if open_input is None else (lambda: None)
+        self._say = say or (lambda line: print(f"voice: {line}", file=sys.stderr, flush=True))
+        self._reference = EchoReference()
         self._blocks: asyncio.Queue[AudioBlock | None] = asyncio.Queue()
+        self._stopped = asyncio.Event()
+        self._started = False  # has the mic opened last delivered a block yet?
+        self._mic: AudioInput | None = None
+        self._speaker: AudioOutput | None = None
+        self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
+        self._seen = {"overflows": 0, "underflows": 0}
+        self._counters = {"overflows": 0, "underflows": 0, "reopened": 0}
+        self.clock = 0  # mic clock sample after the last block handled
+
+    def device_counters(self) -> dict[str, int]:
+        """Glitches so far: overflows, underflows, echo reference re-alignments, device reopens."""
+        return {**self._counters, "realignments": self._reference.realignments}
 
     def stop(self) -> None:
         """End :meth:`run` after the block in hand (call it on the loop, e.g. from a signal handler)."""
+        self._stopped.set()
         self._blocks.put_nowait(None)
 
-    async def run(self, seconds: float | None = None, on_block: Callable[[], None] | None = None) -> None:
-        """Listen and talk until stopped, or for ``seconds`` of mic audio."""
+    def open(self) -> None:
+        """Open and start both devices; raises DeviceError saying why not. Call on the loop that runs."""
         loop = asyncio.get_running_loop()
+        start_at = self._next_start
 
         def deliver(block: AudioBlock) -> None:
-            loop.call_soon_threadsafe(self._blocks.put_nowait, block)
+            # a reopened stream counts from 0: place its blocks after everything heard so far
+            moved = AudioBlock(block.samples, block.rate, block.start + start_at, block.device_time)
+            loop.call_soon_threadsafe(self._blocks.put_nowait, moved)
 
-        frames = self._devices.block_ms * ENGINE_RATE // 1000
-        speaker = SpeakerStream(
-            self.buffer, self._devices.output_device, frames, on_played=self._history.record
-        )
-        with speaker, MicrophoneStream(deliver, self._devices.input_device, frames) as mic:
-            limit = None if seconds is None else round(seconds * ENGINE_RATE)
-            while (block := await self._blocks.get()) is not None:
-                mic.check()
-                speaker.check()
-                self._step(block, speaker.position - speaker.latency_samples)
+        self._seen = {"overflows": 0, "underflows": 0}
+        self._started = False
+        self._speaker = self._open_output(self.buffer, self._reference.played)
+        try:
+            self._mic = self._open_input(deliver)
+        except DeviceError:
+            self._close()
+            raise
+
+    async def run(self, seconds: float | None = None, on_block: Callable[[], None] | None = None) -> None:
+        """Listen and talk until stopped, or for ``seconds`` of mic audio; opens the devices if not open."""
+        if self._mic is None:
+            self.open()
+        limit = None if seconds is None else round(seconds * ENGINE_RATE)
+        retry = FIRST_RETRY_S
+        try:
+            while not self._stopped.is_set():
+                try:
+                    block = await self._next_block()
+                except DeviceError as exc:
+                    self._say(f"{exc}; reopening the audio devices")
+                    retry = await self._reopen(retry)
+                    continue
+                if block is None:
+                    return
+                retry, self._started = FIRST_RETRY_S, True
+                self._step(block)
                 if on_block is not None:
                     on_block()
                 if limit is not None and block.end >= limit:
-                    break
+                    return
+        finally:
+            self._close()
 
-    def _step(self, block: AudioBlock, heard_by: int) -> None:
+    async def _next_block(self) -> AudioBlock | None:
+        """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S."""
+        mic, speaker = self._mic, self._speaker
+        if mic is None or speaker is None:
+            raise DeviceError("audio devices are not open")
+        patience = STALL_S if self._started else STARTING_S
+        try:
+            block = await asyncio.wait_for(self._blocks.get(), patience)
+        except TimeoutError:
+            mic.check()
+            raise DeviceError(f"the microphone delivered nothing for {patience:g} s") from None
+        mic.check()
+        speaker.check()
+        return block
+
+    async def _reopen(self, retry: float) -> float:
+        """Close both devices and open them again, waiting longer after each failure; the next wait.
+
+        A stop meanwhile ends the wait: the next block read is then the stop itself.
+        """
+        self._close()
+        while True:
+            try:
+                await asyncio.wait_for(self._stopped.wait(), retry)
+            except TimeoutError:
+                pass
+            else:
+                return retry
+            retry = min(retry * 2, LAST_RETRY_S)
+            try:
+                self._rescan()
+                self.open()
+            except DeviceError as exc:
+                self._say(f"{exc}; trying again in {retry:g} s")
+                continue
+            self._counters["reopened"] += 1
+            self._say("audio devices reopened; listening")
+            return retry
+
+    def _close(self) -> None:
+        for stream in (self._mic, self._speaker):
+            if stream is not None:
+                try:
+                    stream.close()
+                except DeviceError as exc:
+                    self._say(str(exc))
+        self._mic = self._speaker = None
+        self._reference.restart()
+        self._next_start = self.clock
+
+    def _step(self, block: AudioBlock) -> None:
+        mic, speaker = self._mic, self._speaker
+        if mic is None or speaker is None:
+            raise DeviceError("audio devices are not open")
         self.runner.feed_finished_work()
-        self.runner.report_progress(self.buffer.audio_played_at(heard_by), block.end)
-        if self._echo_canceller is not None:
-            block = self._echo_canceller.process(block, self._history.span(block.start, block.frames))
+        self.runner.report_progress(
+            self.buffer.audio_played_at(speaker.position - speaker.latency_samples), block.end
+        )
+        self._note_glitches(mic.overflows, speaker.underflows)
+        self.clock = block.end
+        if self._echo_canceller is not None and self._asr_signal is not None:
+            reference = self._reference.for_mic(block)
+            self._asr_signal.add(block, reference)
+            block = self._echo_canceller.process(block, reference)
         if block.frames:
             self.runner.feed(MicAudio(block))
+
+    def _note_glitches(self, overflows: int, underflows: int) -> None:
+        """Count the devices' overflows and underflows; after any, line the echo reference up afresh."""
+        now = {"overflows": overflows, "underflows": underflows}
+        if now != self._seen:
+            for key, value in now.items():
+                self._counters[key] += max(0, value - self._seen[key])
+            self._reference.glitch()
+        self._seen = now

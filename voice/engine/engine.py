@@ -51,7 +51,7 @@ from voice.engine.events import (
     TranscriptReady,
 )
 from voice.engine.records import SpeechRecord, TurnRecord
-from voice.engine.transcripts import is_meaningful, sounds_like_echo
+from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.errors import ProtocolError
 from voice.events import (
     Failure,
@@ -75,6 +75,7 @@ SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 RECORDS_KEPT = 500  # turn and utterance records kept for reports and the narrator
 TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited after the user moved on
+ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
 
 
 class Phase(enum.Enum):
@@ -148,6 +149,7 @@ class Engine:
         self._speculation: tuple[int, int] | None = None  # (transcription, voiced end) offered early
         self._early_transcripts: dict[int, TranscriptReady | TranscriptFailed] = {}
         self._open_speech: SpeechRecord | None = None
+        self._last_reply: tuple[str, int, int] | None = None  # its last words, how many, when it ended
         self._held: list[tuple[str, str]] = []  # (text, id) said while a turn's tools ran
         self._clock = 0  # end of the last mic block: how long held input has waited
         # the latest records only: a kiosk runs for weeks, and the session log keeps everything
@@ -278,7 +280,13 @@ class Engine:
         turn = self._turn
         genuine = is_meaningful(event.text)
         if genuine and turn is not None and turn.record.barge_in is not None:
-            genuine = not sounds_like_echo(event.text, self._recently_played(turn))
+            voiced_s = (record.end - record.start) / self.rate
+            genuine = not sounds_like_echo(event.text, *self._recently_played(turn))
+            genuine = genuine and not is_fragment(event.text, voiced_s)
+        elif genuine and turn is None and self._last_reply is not None:
+            words, count, ended = self._last_reply
+            tail = record.start - ended < ECHO_TAIL_S * self.rate
+            genuine = not (tail and sounds_like_echo(event.text, words, count))
         if not genuine:
             return self._no_words()
         self._input_end = record.end
@@ -336,11 +344,13 @@ class Engine:
         return actions + self._submit(text, input_id)
 
     @staticmethod
-    def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> str:
-        """The words around the pause: what an echo of the assistant's own voice would repeat."""
+    def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> tuple[str, int]:
+        """The words around the pause (what an echo of the assistant's own voice would repeat), and
+        how many of them had been heard at the pause."""
         words = [word.text for word in turn.ledger.words()]
         heard = turn.ledger.heard_word_count(turn.played)
-        return " ".join(words[max(0, heard - before) : heard + after])
+        first = max(0, heard - before)
+        return " ".join(words[first : heard + after]), heard - first
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -527,6 +537,8 @@ class Engine:
         self.conversation.complete()
         turn.record.spoken = turn.ledger.text.strip()
         self._emit_done(turn)
+        if turn.record.audio_end is not None:
+            self._last_reply = (*self._recently_played(turn), turn.record.audio_end)
         self._turn = None
         if self.conversation.awaits_follow_up:
             return self._start_turn(self.conversation.follow_up())

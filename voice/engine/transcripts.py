@@ -6,6 +6,20 @@ import re
 
 _NON_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[coughing]", "(knocking)"
 _WORD = re.compile(r"[a-z0-9']+")
+# Consonant spellings that sound alike, folded before comparing (in order); vowels are kept, since
+# short words that differ only in a vowel ("wait", "wet") are different words to a listener.
+_SOUNDS = (("ph", "f"), ("ck", "k"), ("wh", "w"), ("q", "k"), ("x", "ks"), ("z", "s"))
+_SOFT_C = re.compile(r"c(?=[eiy])")
+_DOUBLED = re.compile(r"(.)\1+")
+SOUND_ALIKE = 0.75  # words whose sound keys differ in at most a quarter of their letters ("little", "littel")
+ALIKE_LETTERS = 5  # shorter words must match exactly: "hold" is not "old", nor "wait" "wet"
+SAME_STEM = (
+    5  # words that begin with the same five letters are one word heard in part ("started", "starting")
+)
+FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of which only the first is right
+ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
+FRAGMENT_S = 0.3  # voiced for less than this over the reply, it is a scrap of leaked echo
+MAX_WORDS_PER_S = 8.0  # faster than anyone speaks: whisper guessing words into a scrap of sound
 
 
 def spoken_words(text: str) -> list[str]:
@@ -18,22 +32,70 @@ def is_meaningful(text: str) -> bool:
     return bool(spoken_words(text))
 
 
-def sounds_like_echo(transcript: str, recently_played: str, threshold: float = 0.8) -> bool:
-    """True if the words heard are, in order, the words the assistant just played: its own voice.
+def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:
+    """True if the words heard are the assistant's own voice coming back through the mic.
 
-    A user who cuts in may well reuse a word or two of the reply; echo repeats a run of it.
+    ``recently_played`` are the words around the pause; the first ``at_pause`` of them had been heard
+    when the VAD heard speech. Echo either repeats a run of those words, in order and allowing for
+    mishearings ("was a lot" for "was a little"), or is a short scrap that begins with a word the
+    assistant was saying at that moment ("Once you're" for "Once upon a time"). A user who cuts in
+    may reuse a word or two of the reply, but starts with their own.
     """
-    heard = spoken_words(transcript)
+    heard = [_sound_key(word) for word in spoken_words(transcript)]
     if not heard:
         return False
-    return _common_subsequence(heard, spoken_words(recently_played)) / len(heard) >= threshold
+    played = [_sound_key(word) for word in spoken_words(recently_played)]
+    if _aligned_similarity(heard, played) / len(heard) >= threshold:
+        return True
+    at_onset = played[max(0, at_pause - ONSET_WORDS) : at_pause + 1]
+    return len(heard) <= FRAGMENT_WORDS and any(_similarity(heard[0], word) for word in at_onset)
 
 
-def _common_subsequence(a: list[str], b: list[str]) -> int:
-    """Length of the longest common subsequence of two word lists."""
-    row = [0] * (len(b) + 1)
-    for word in a:
-        diagonal = 0
+def is_fragment(transcript: str, voiced_s: float) -> bool:
+    """True for a scrap too short to be someone cutting in: voiced for under FRAGMENT_S, or more words
+    than could be said in the time.
+
+    Echo that leaks past the canceller (a burst as it re-adapts) is a fraction of a syllable, which
+    whisper turns into a word or three ("one step.", "We can walk." from 0.22 s); a user who means
+    to stop the reply says more, and no faster than MAX_WORDS_PER_S.
+    """
+    return voiced_s < FRAGMENT_S or len(spoken_words(transcript)) > MAX_WORDS_PER_S * voiced_s
+
+
+def _sound_key(word: str) -> str:
+    """A rough key of how a word sounds: alike consonant spellings folded, doubled letters made single."""
+    key = _SOFT_C.sub("s", word.replace("'", "")).replace("c", "k")
+    for spelling, sound in _SOUNDS:
+        key = key.replace(spelling, sound)
+    return _DOUBLED.sub(r"\1", key) or word
+
+
+def _similarity(a: str, b: str) -> float:
+    """1 for the same sound key, down to SOUND_ALIKE for long near-homophones, else 0."""
+    if a == b:
+        return 1.0
+    if min(len(a), len(b)) < ALIKE_LETTERS:
+        return 0.0
+    if a[:SAME_STEM] == b[:SAME_STEM]:
+        return SOUND_ALIKE
+    score = 1.0 - _edit_distance(a, b) / max(len(a), len(b))
+    return score if score >= SOUND_ALIKE else 0.0
+
+
+def _aligned_similarity(heard: list[str], played: list[str]) -> float:
+    """The best in-order pairing of heard with played words, each pair scored by how alike they sound."""
+    row = [0.0] * (len(played) + 1)
+    for word in heard:
+        diagonal = 0.0
+        for j, other in enumerate(played, start=1):
+            diagonal, row[j] = row[j], max(row[j], row[j - 1], diagonal + _similarity(word, other))
+    return row[-1]
+
+
+def _edit_distance(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, char in enumerate(a, start=1):
+        diagonal, row[0] = row[0], i
         for j, other in enumerate(b, start=1):
-            diagonal, row[j] = row[j], diagonal + 1 if word == other else max(row[j], row[j - 1])
+            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (char != other))
     return row[-1]

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from voice.asr.port import Transcriber
+from voice.audio.asr_signal import AsrSignal, TranscribingAsrSignal
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.echo import EchoCanceller
+from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
 from voice.conversation.continuation import Request
@@ -27,7 +29,7 @@ from voice.engine.events import MicAudio, TextInput
 from voice.events import event_json
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
-from voice.sim.room import MicTrack, echo_of
+from voice.sim.room import ClockSlip, MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
 from voice.sim.scripted_llm import ScriptedThinker
 from voice.tts.port import Synthesizer
@@ -102,8 +104,18 @@ class RoomSimulation:
         self._work = Work(threaded=realtime)
         self._frames = round(scenario.end_s * ENGINE_RATE)
         self._mic = MicTrack(self._frames)
-        self._speaker: Samples = np.zeros(self._frames, dtype=np.float32)
+        room = scenario.room
+        dropped_every = round((room.dropped_every_s or 0) * ENGINE_RATE)
+        self._slip = ClockSlip(room.drift_ppm, dropped_every, round(room.dropped_ms * ENGINE_RATE / 1000))
+        # the speaker's track runs on true time, ahead of the mic's count by the slip
+        self._speaker: Samples = np.zeros(self._frames + self._slip.behind(self._frames), dtype=np.float32)
+        self._speaker_at = 0
         self._echo_canceller = pipeline.echo_canceller
+        self._reference = EchoReference(lead_ms=0)  # the room's stamps are exact
+        self._asr_signal = AsrSignal() if pipeline.echo_canceller is not None else None
+        transcriber = pipeline.transcriber
+        if self._asr_signal is not None:  # as on devices: ASR hears the raw mic once echo is over
+            transcriber = TranscribingAsrSignal(transcriber, self._asr_signal)
         self._clock = 0
         self._script: ScriptedThinker | None = None
         self._model: ChatModelThinker | None = None
@@ -118,7 +130,7 @@ class RoomSimulation:
         self._requests = RequestRecorder(thinker)
         self._runner = ActionRunner(
             pipeline.make_engine(),
-            pipeline.transcriber,
+            transcriber,
             pipeline.synthesizer,
             self._requests,
             self._work,
@@ -203,7 +215,16 @@ class RoomSimulation:
             self._runner.feed(TextInput(cue.text or "", cue.input_id))
         buffer = self._runner.buffer
         before = self._runner.played_of_turn(buffer.audio_played_to)
-        self._speaker[t : t + BLOCK] = buffer.pull(BLOCK)
+        slip = self._slip.behind(t)
+        if self._slip.drops_in(t - BLOCK, BLOCK):
+            self._reference.glitch()  # the mic dropped input here, and the device driver would see it
+        speaker_to = t + BLOCK + self._slip.behind(t + BLOCK)
+        sound = buffer.pull(speaker_to - self._speaker_at)
+        self._speaker[self._speaker_at : speaker_to] = sound
+        self._reference.played(
+            AudioBlock(sound, ENGINE_RATE, self._speaker_at, self._speaker_at / ENGINE_RATE)
+        )
+        self._speaker_at = speaker_to
         progress = self._runner.played_of_turn(buffer.audio_played_to)
         if progress is not None:
             turn, played = progress
@@ -215,13 +236,13 @@ class RoomSimulation:
         echo = self.scenario.room.echo_gain_db
         if echo is not None:
             delay = round(self.scenario.room.echo_delay_ms * ENGINE_RATE / 1000)
-            mic = np.clip(mic + echo_of(self._speaker, t, BLOCK, delay, echo), -1.0, 1.0)
+            mic = np.clip(mic + echo_of(self._speaker, t + slip, BLOCK, delay, echo), -1.0, 1.0)
         self._mic.samples[t : t + BLOCK] = mic
-        block = AudioBlock(mic.astype(np.float32), ENGINE_RATE, t)
-        if self._echo_canceller is not None:
-            block = self._echo_canceller.process(
-                block, AudioBlock(self._speaker[t : t + BLOCK], ENGINE_RATE, t)
-            )
+        block = AudioBlock(mic.astype(np.float32), ENGINE_RATE, t, (t + slip) / ENGINE_RATE)
+        if self._echo_canceller is not None and self._asr_signal is not None:
+            reference = self._reference.for_mic(block)
+            self._asr_signal.add(block, reference)
+            block = self._echo_canceller.process(block, reference)
         self._runner.feed(MicAudio(block))
 
 

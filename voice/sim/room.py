@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from voice.audio.block import Samples
@@ -44,3 +46,26 @@ def echo_of(speaker: Samples, start: int, frames: int, delay: int, db: float) ->
     if hi > lo:
         out[lo - source_start : hi - source_start] = speaker[lo:hi] * gain(db)
     return out
+
+
+@dataclass(frozen=True)
+class ClockSlip:
+    """How far the mic's sample count falls behind the speaker's, as on real devices.
+
+    ``drift_ppm``: the two devices' clocks differ by this much; every ``drop_every`` mic samples the
+    mic loses ``drop`` samples (an input overflow). The speaker's count is the room's true time.
+    """
+
+    drift_ppm: float = 0.0
+    drop_every: int = 0
+    drop: int = 0
+
+    def behind(self, mic_sample: int) -> int:
+        return round(mic_sample * self.drift_ppm / 1e6) + self._drops(mic_sample) * self.drop
+
+    def drops_in(self, start: int, frames: int) -> bool:
+        """Did the mic drop input between these two of its samples?"""
+        return self._drops(start + frames) > self._drops(start)
+
+    def _drops(self, mic_sample: int) -> int:
+        return mic_sample // self.drop_every if self.drop_every else 0

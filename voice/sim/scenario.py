@@ -64,9 +64,14 @@ class Noise:
 
 @dataclass(frozen=True)
 class Room:
+    """Echo, noise, and the mic's clock against the speaker's: drift, and input the mic drops now and then."""
+
     echo_gain_db: float | None = None
     echo_delay_ms: float = 40.0
     noise: Noise | None = None
+    drift_ppm: float = 0.0
+    dropped_every_s: float | None = None
+    dropped_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -188,10 +193,14 @@ def _room(base: Path, data: Any) -> Room:
     if not isinstance(data, dict):
         raise TypeError("room must be an object")
     noise = data.get("noise")
+    dropped = data.get("dropped_blocks")
     return Room(
         None if data.get("echo_gain_db") is None else float(data["echo_gain_db"]),
         float(data.get("echo_delay_ms", 40)),
         None if noise is None else Noise(_wav(base, noise["wav"]), float(noise.get("gain_db", -30))),
+        float(data.get("drift_ppm", 0)),
+        None if dropped is None else float(dropped["every_s"]),
+        0.0 if dropped is None else float(dropped["ms"]),
     )
 
 

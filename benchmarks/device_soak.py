@@ -1,0 +1,388 @@
+"""Device-loop soak: one assistant on a private PulseAudio null sink (a 0 dB echo loop), printed as JSON.
+
+The speaker's null sink is the microphone's monitor, so every word the assistant says comes straight
+back on the mic, as from loud desktop speakers. A scripted model tells a long story to every question
+and a short "Okay" to a question that cut it off; the user's WAVs are played into the same sink with
+paplay. Two phases in one process:
+
+- ``quiet``: questions only, each asked once the previous story has played out (``--quiet-minutes``).
+  Any interrupted turn here is the assistant cutting itself off on its own echo.
+- ``interruptions``: a question, then ``--after-s`` into its story an interruption WAV cuts in
+  (``--interruptions`` times).
+
+Reported: ``turns`` against ``expected_turns`` (one per WAV played; 1.00 means no self-interruption),
+``self_interruptions`` (interrupted turns nobody interrupted), the interrupting utterances' WER against
+the same WAVs transcribed alone, the reaction (estimated: the WAV's speech onset is placed on the mic
+clock with the paplay-to-VAD delay measured on the quiet questions, so it is approximate to a block or
+two), the device counters (overflows, underflows, re-alignments) and RSS at the start and the end.
+
+Usage: python benchmarks/device_soak.py [--quiet-minutes 10] [--interruptions 60] [--after-s 2.5]
+       (about quiet minutes + 11 s per interruption)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.devices import rescan_devices
+from voice.audio.echo import EchoCanceller
+from voice.audio.pulse import private_pulse
+from voice.audio.wav import read_wav
+from voice.cancel import CancelToken
+from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
+from voice.components import load_speech_models, make_engine
+from voice.conversation.items import AssistantText
+from voice.engine.engine import Engine, Phase
+from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
+from voice.runtime import ChatModelThinker, Work
+
+AUDIO = Path(__file__).resolve().parents[1] / "audio"
+QUESTIONS = ("fox-story.wav", "what-weather.wav", "what-weekend.wav", "check-sunday.wav")
+INTERRUPTIONS = ("sorry-sunday.wav", "wait-stop.wav", "what-wear.wav", "thanks-all.wav", "hello-there.wav")
+STORY = (
+    "Once upon a time, an old grey fox lived alone on a snowy hill above a quiet valley. "
+    "Each winter night he sat outside his den, listened to the owls in the pine trees, and counted the "
+    "stars one by one until the sky turned pale. There was a little river at the foot of the hill, and "
+    "in the spring it grew loud and fast with melted snow. The fox liked to walk along its bank in the "
+    "early morning, when the grass was wet and the birds were only starting to sing. One morning he met "
+    "a young hare who had lost her way, and instead of chasing her, he showed her the path back to the "
+    "meadow. From that day on the two of them met by the river every week, and they talked about the "
+    "weather, the seasons, and the strange noises that came from the farm on the other side of the "
+    "valley. When summer came, the fox finally went down to the village to see the farm for himself, "
+    "and he found that the noises were only an old tractor that coughed every time it started."
+)
+SHORT = "Okay, I will stop there."
+IDLE_BEFORE_NEXT_S = 1.5
+STUCK_S = 150.0  # a story that never ends (the assistant keeps restarting it) must not stall the script
+WORD_DELAY_S = 0.03
+
+
+class RecordingCanceller:
+    """Keeps what the canceller was given (raw mic and its aligned reference) for a look at their lag."""
+
+    def __init__(self, inner: EchoCanceller) -> None:
+        self.inner = inner
+        self.mic: list[Samples] = []
+        self.reference: list[Samples] = []
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        self.mic.append(mic.samples.copy())
+        self.reference.append(reference.samples.copy())
+        return self.inner.process(mic, reference)
+
+
+def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
+    """Where the speaker's sound really was in the reference, every few seconds: 0 is aligned, and
+    negative means the mic heard it before the reference had it (no canceller can remove that)."""
+    mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
+    window, reach = ENGINE_RATE // 2, ENGINE_RATE // 2
+    lags = []
+    for at in range(reach, len(mic) - window - reach, round(every_s * ENGINE_RATE)):
+        heard = mic[at : at + window]
+        ref = reference[at - reach : at + window + reach]
+        if np.sqrt(np.mean(ref**2)) < 1e-3 or np.sqrt(np.mean(heard**2)) < 1e-3:
+            continue
+        corr = np.correlate(ref, heard, "valid")
+        best = int(np.argmax(np.abs(corr)))
+        strength = np.abs(corr[best]) / np.sqrt(np.sum(heard**2) * np.sum(ref[best : best + window] ** 2))
+        if strength > 0.5:
+            lags.append(
+                {
+                    "t_s": round(at / ENGINE_RATE, 1),
+                    "lag_ms": (reach - best) / 16,
+                    "strength": round(float(strength), 2),
+                }
+            )
+    return lags
+
+
+class StoryModel:
+    """A ChatModel that tells STORY, or says SHORT when the user has just cut the previous reply off."""
+
+    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[ChatEvent]:
+        cut = len(request.items) >= 2 and isinstance(request.items[-2], AssistantText)
+        cut = cut and request.items[-2].interrupted  # type: ignore[union-attr]
+        for word in (SHORT if cut else STORY).split(" "):
+            if cancel.wait(WORD_DELAY_S):
+                yield Finished("cancelled")
+                return
+            yield TextDelta(word + " ")
+        yield Finished("stop")
+
+
+@dataclass
+class Played:
+    """One user WAV played into the sink: where on the mic clock, and in which phase."""
+
+    wav: str
+    phase: str
+    clock: int
+    interruption: bool
+
+
+@dataclass
+class Script:
+    """Plays the user's WAVs at the right moments, judged from the engine between mic blocks."""
+
+    talk: DeviceConversation
+    quiet_s: float
+    interruptions: int
+    after_s: float
+    env: dict[str, str]
+    limit_s: float
+    played: list[Played] = field(default_factory=list)
+    began: float = field(default_factory=time.monotonic)
+    idle_since: float | None = None
+    last_play: float = 0.0
+    interrupted_turn: int | None = None
+    player: subprocess.Popen[bytes] | None = None
+    done: bool = False
+    turn_clock: dict[int, int] = field(default_factory=dict)  # when each turn's request was sent
+    reported: int = 0  # utterances already printed as progress
+
+    @property
+    def engine(self) -> Engine:
+        return self.talk.runner.engine
+
+    def play(self, wav: str, phase: str, interruption: bool) -> None:
+        self.player = subprocess.Popen(["paplay", str(AUDIO / wav)], env=self.env)
+        self.played.append(Played(wav, phase, self.talk.clock, interruption))
+        self.last_play = time.monotonic()
+        self.idle_since = None
+        count = sum(p.interruption for p in self.played)
+        print(f"  {time.monotonic() - self.began:6.1f}s {phase}: {wav} (turns {len(self.engine.turns)},"
+              f" interruptions {count})", file=sys.stderr, flush=True)  # fmt: skip
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        for turn in self.engine.turns:
+            self.turn_clock.setdefault(turn.turn, self.talk.clock)
+        for speech in self.engine.speech[self.reported :]:
+            if speech.transcript is None:
+                break
+            self.reported += 1
+            at, voiced = speech.start / ENGINE_RATE, (speech.end - speech.start) / ENGINE_RATE
+            counters = self.talk.device_counters()
+            line = f"heard {speech.transcript!r} at {at:.2f}s, voiced {voiced:.2f}s; {counters}"
+            print(f"  {now - self.began:6.1f}s {line}", file=sys.stderr, flush=True)
+        if self.player is not None and self.player.poll() is None:
+            return
+        engine = self.engine
+        idle = engine.active_turn is None and engine.phase is Phase.LISTENING
+        self.idle_since = (self.idle_since or now) if idle else None
+        rested = self.idle_since is not None and now - self.idle_since >= IDLE_BEFORE_NEXT_S
+        stuck = now - self.last_play >= STUCK_S
+        questions = sum(not p.interruption for p in self.played)
+        phase = "quiet" if now - self.began < self.quiet_s else "interruptions"
+        if now - self.began >= self.limit_s:
+            self.done = True  # a runaway never rests: report what it did in the time given
+            return
+        if phase == "interruptions" and sum(p.interruption for p in self.played) >= self.interruptions:
+            self.done = rested or stuck
+            return
+        if rested or stuck:
+            self.play(QUESTIONS[questions % len(QUESTIONS)], phase, interruption=False)
+            return
+        turn = engine.turns[-1] if engine.turns else None
+        if (
+            phase == "interruptions"
+            and turn is not None
+            and turn.turn == engine.active_turn
+            and turn.turn != self.interrupted_turn
+            and turn.audio_start is not None
+            and self.talk.clock - turn.audio_start >= self.after_s * ENGINE_RATE
+            and self.played[-1].phase == "interruptions"  # not a quiet-phase story still playing
+            and not self.played[-1].interruption
+        ):
+            self.interrupted_turn = turn.turn
+            count = sum(p.interruption for p in self.played)
+            self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
+
+
+def words(text: str) -> list[str]:
+    return "".join(c if c.isalnum() or c in " '" else " " for c in text.lower()).split()
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    ref, hyp = words(reference), words(hypothesis)
+    row = list(range(len(hyp) + 1))
+    for i, word in enumerate(ref, start=1):
+        diagonal, row[0] = row[0], i
+        for j, other in enumerate(hyp, start=1):
+            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (word != other))
+    return row[-1] / max(1, len(ref))
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def summary(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    return {
+        "n": len(values),
+        "p50": round(statistics.median(ordered), 1),
+        "p95": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1),
+        "max": round(ordered[-1], 1),
+    }
+
+
+def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str, str]) -> dict[str, Any]:
+    engine, rate = script.engine, ENGINE_RATE
+
+    def span(play: Played) -> tuple[int, int]:
+        """Mic clock samples while the WAV could be heard (half a second of slack at the end)."""
+        return play.clock, play.clock + round((manifest[play.wav]["duration_s"] + 0.5) * rate)
+
+    def during(play: Played, sample: int) -> bool:
+        lo, hi = span(play)
+        return lo <= sample <= hi
+
+    delays = []  # paplay launch + the WAV's speech start → the VAD's onset, on the quiet questions
+    for play in (p for p in script.played if p.phase == "quiet"):
+        starts = [s.start for s in engine.speech if during(play, s.start)]
+        if starts:
+            delays.append(starts[0] - play.clock - manifest[play.wav]["start_s"] * rate)
+    delay = statistics.median(delays) if delays else 0.0
+    rows = []
+    for play in (p for p in script.played if p.interruption):
+        heard = " ".join(s.transcript or "" for s in engine.speech if during(play, s.start)).strip()
+        onset = play.clock + manifest[play.wav]["start_s"] * rate + delay
+        ends = [
+            t.audio_end for t in engine.turns if t.interrupted and t.audio_end and during(play, t.audio_end)
+        ]
+        text = manifest[play.wav]["text"]
+        rows.append({
+            "wav": play.wav, "heard": heard, "wer": round(wer(text, heard), 2),
+            "wer_alone": round(wer(text, alone[play.wav]), 2),
+            "reaction_ms": round((ends[0] - onset) * 1000 / rate) if ends else None,
+        })  # fmt: skip
+    by_phase: dict[str, dict[str, Any]] = {}
+    for phase in ("quiet", "interruptions"):
+        plays = [p for p in script.played if p.phase == phase]
+        if not plays:
+            continue
+        first, later = plays[0].clock, [p.clock for p in script.played if p.clock > plays[-1].clock]
+        last = later[0] if later else script.talk.clock
+        turns = [t for t in engine.turns if first <= script.turn_clock[t.turn] < last]
+        # a cut with no WAV playing when it happened is the assistant stopping on its own voice
+        selfcut = [
+            t for t in turns if t.interrupted and not any(during(p, t.audio_end or 0) for p in script.played)
+        ]
+        by_phase[phase] = {
+            "seconds": round((last - first) / rate, 1),
+            "wavs_played": len(plays),
+            "turns": len(turns),
+            "expected_turns": len(plays),
+            "turns_per_expected": round(len(turns) / len(plays), 2),
+            "self_interruptions": len(selfcut),
+            "interruptions_that_cut": sum(r["reaction_ms"] is not None for r in rows)
+            if phase != "quiet"
+            else 0,
+            "false_barge_ins": sum(t.false_barge_ins for t in turns),
+        }
+    unprompted = [s.transcript for s in engine.speech if not any(during(p, s.start) for p in script.played)]
+    reactions = [r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]
+    return {
+        "phases": by_phase,
+        "turns": len(engine.turns),
+        "expected_turns": len(script.played),
+        "turns_per_expected": round(len(engine.turns) / max(1, len(script.played)), 2),
+        "interruptions_played": len(rows),
+        "interruption_wer": round(statistics.fmean(r["wer"] for r in rows), 3) if rows else None,
+        "interruption_wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3) if rows else None,
+        "reaction_ms": summary(reactions),
+        "onset_delay_ms": round(delay * 1000 / rate, 1),
+        "heard_without_a_wav": unprompted[:30],
+        "interruptions": rows,
+    }
+
+
+def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    manifest = {f["file"]: f for f in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]}
+    with private_pulse(folder / "pulse") as server:
+        os.environ["PULSE_SERVER"] = server
+        rescan_devices()
+        print("loading whisper and piper...", file=sys.stderr, flush=True)
+        models = load_speech_models()
+        alone = {wav: models.transcriber.transcribe(read_wav(AUDIO / wav)).text for wav in INTERRUPTIONS}
+        work = Work(threaded=True)
+        engine = make_engine()
+        canceller = default_echo_canceller()
+        if args.lag:
+            canceller = RecordingCanceller(canceller)
+        talk = DeviceConversation(
+            engine,
+            models,
+            ChatModelThinker(StoryModel(), ChatSettings(), work),
+            work,
+            canceller,
+            DeviceSettings("pulse", "pulse"),
+        )
+        script = Script(
+            talk,
+            args.quiet_minutes * 60,
+            args.interruptions,
+            args.after_s,
+            dict(os.environ),
+            args.limit_minutes * 60,
+        )
+
+        def on_block() -> None:
+            script.tick()
+            if script.done:
+                talk.stop()
+
+        rss_start = rss_mb()
+        began = time.monotonic()
+        try:
+            asyncio.run(talk.run(on_block=on_block))
+        finally:
+            work.close()
+        result = analyse(script, manifest, alone)
+        result.update(
+            wall_s=round(time.monotonic() - began, 1),
+            rss_mb={"start": round(rss_start), "end": round(rss_mb())},
+            devices=talk.device_counters(),
+            echo_lag=echo_lag(canceller) if isinstance(canceller, RecordingCanceller) else None,
+        )
+        return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quiet-minutes", type=float, default=10.0)
+    parser.add_argument("--interruptions", type=int, default=60)
+    parser.add_argument("--after-s", type=float, default=2.5, help="into each story before cutting in")
+    parser.add_argument("--limit-minutes", type=float, default=40.0, help="stop there, done or not")
+    parser.add_argument("--lag", action="store_true", help="keep the mic and reference to report their lag")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
+        print(json.dumps(run(args, Path(folder)), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
