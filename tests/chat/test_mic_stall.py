@@ -94,3 +94,57 @@ def test_a_microphone_that_stops_delivering_is_said_and_reopened() -> None:
     assert said[1:] == ["audio devices reopened; listening"]
     assert talk.device_counters()["reopened"] == 1
     assert talk.clock == 15 * BLOCK  # the reopened mic's blocks follow the dead one's on the clock
+
+
+class FloodingMicrophone:
+    """Delivers ``blocks`` blocks at once from its own thread, faster than any loop takes them."""
+
+    def __init__(self, deliver: Callable[[AudioBlock], None], blocks: int) -> None:
+        self.overflows = 0
+        self.delivered = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(deliver, blocks), daemon=True)
+        self._thread.start()
+
+    def _run(self, deliver: Callable[[AudioBlock], None], blocks: int) -> None:
+        for index in range(blocks):
+            deliver(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, index * BLOCK))
+        self.delivered.set()
+
+    def check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._thread.join()
+
+
+def test_a_loop_that_falls_behind_keeps_a_bounded_backlog_and_says_so() -> None:
+    said: list[str] = []
+    microphones: list[FloodingMicrophone] = []
+
+    def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
+        microphones.append(FloodingMicrophone(deliver, blocks=500))
+        return microphones[-1]
+
+    talk = DeviceConversation(
+        make_engine(),
+        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
+        RecordingThinker(),
+        Work(threaded=False),
+        None,
+        DeviceSettings(),  # 40 ms blocks: a 2 s backlog is 50 of them
+        open_input=open_input,
+        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
+        say=said.append,
+    )
+    handled: list[int] = []
+
+    async def stalled_loop() -> None:
+        talk.open()
+        microphones[0].delivered.wait(30)  # the loop is busy elsewhere while 20 s of audio arrive
+        await talk.run(on_block=lambda: handled.append(talk.clock) if len(handled) < 49 else talk.stop())
+
+    asyncio.run(stalled_loop())
+
+    assert talk.device_counters()["dropped_blocks"] == 450
+    assert handled[0] == 451 * BLOCK  # the newest 2 s were kept, in order
+    assert said == ["fell 2 s behind the microphone; dropping the oldest audio"] * 9

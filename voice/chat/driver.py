@@ -30,6 +30,7 @@ from voice.runtime import ActionRunner, Thinker, Work
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
 STARTING_S = 5.0  # a stream just opened may take seconds to deliver its first block (PulseAudio does)
+BACKLOG_S = 2.0  # mic audio the loop may fall behind by before the oldest blocks are dropped
 FIRST_RETRY_S = 0.5
 LAST_RETRY_S = 8.0
 
@@ -136,14 +137,15 @@ class DeviceConversation:
         self._rescan = rescan_devices if open_input is None else (lambda: None)
         self._say = say or (lambda line: print(f"voice: {line}", file=sys.stderr, flush=True))
         self._reference = EchoReference()
-        self._blocks: asyncio.Queue[AudioBlock | None] = asyncio.Queue()
+        self._blocks: asyncio.Queue[AudioBlock | None] = asyncio.Queue()  # bounded by _enqueue
+        self._backlog = max(1, round(BACKLOG_S * 1000 / devices.block_ms))
         self._stopped = asyncio.Event()
         self._started = False  # has the mic opened last delivered a block yet?
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
         self._seen = {"overflows": 0, "underflows": 0}
-        self._counters = {"overflows": 0, "underflows": 0, "reopened": 0}
+        self._counters = {"overflows": 0, "underflows": 0, "reopened": 0, "dropped_blocks": 0}
         self.clock = 0  # mic clock sample after the last block handled
 
     def device_counters(self) -> dict[str, int]:
@@ -163,7 +165,7 @@ class DeviceConversation:
         def deliver(block: AudioBlock) -> None:
             # a reopened stream counts from 0: place its blocks after everything heard so far
             moved = AudioBlock(block.samples, block.rate, block.start + start_at, block.device_time)
-            loop.call_soon_threadsafe(self._blocks.put_nowait, moved)
+            loop.call_soon_threadsafe(self._enqueue, moved)
 
         self._seen = {"overflows": 0, "underflows": 0}
         self._started = False
@@ -265,6 +267,15 @@ class DeviceConversation:
             block = self._echo_canceller.process(block, reference)
         if block.frames:
             self.runner.feed(MicAudio(block))
+
+    def _enqueue(self, block: AudioBlock) -> None:
+        """Queue a mic block on the loop; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""
+        if self._blocks.qsize() >= self._backlog:
+            self._blocks.get_nowait()
+            if self._counters["dropped_blocks"] % self._backlog == 0:  # one line per backlog's worth
+                self._say(f"fell {BACKLOG_S:g} s behind the microphone; dropping the oldest audio")
+            self._counters["dropped_blocks"] += 1
+        self._blocks.put_nowait(block)
 
     def _note_glitches(self, overflows: int, underflows: int) -> None:
         """Count the devices' overflows and underflows; after any, line the echo reference up afresh."""
