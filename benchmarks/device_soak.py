@@ -48,10 +48,12 @@ from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_c
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
 from voice.engine.engine import Engine, Phase
+from voice.events import Failure, StreamEvent
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.runtime import ChatModelThinker, Work
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
+BLOCK_TIMES_KEPT = 200_000  # the latest mic blocks timed (over 2 hours of 40 ms blocks)
 QUESTIONS = ("fox-story.wav", "what-weather.wav", "what-weekend.wav", "check-sunday.wav")
 INTERRUPTIONS = ("sorry-sunday.wav", "wait-stop.wav", "what-wear.wav", "thanks-all.wav", "hello-there.wav")
 STORY = (
@@ -228,6 +230,16 @@ def wer(reference: str, hypothesis: str) -> float:
     return row[-1] / max(1, len(ref))
 
 
+def block_summary(block_ms: Samples) -> dict[str, float]:
+    """Time to handle one mic block (AEC, VAD, engine, log), over the blocks kept."""
+    return {
+        "n": int(block_ms.size),
+        "p50": round(float(np.percentile(block_ms, 50)), 2),
+        "p95": round(float(np.percentile(block_ms, 95)), 2),
+        "max": round(float(block_ms.max()), 2),
+    }
+
+
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -353,6 +365,24 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             if script.done:
                 talk.stop()
 
+        errors: list[str] = []
+
+        def note_failure(event: StreamEvent) -> None:
+            if isinstance(event, Failure):
+                errors.append(event.code)
+
+        talk.runner.events.subscribe(note_failure)
+        block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated before the start RSS: the soak must not grow itself
+        blocks = [0]
+        step = talk._step
+
+        def timed_step(block: AudioBlock) -> None:
+            started = time.perf_counter()
+            step(block)
+            block_s[blocks[0] % BLOCK_TIMES_KEPT] = time.perf_counter() - started
+            blocks[0] += 1
+
+        talk._step = timed_step  # type: ignore[method-assign]
         rss_start = rss_mb()
         began = time.monotonic()
         try:
@@ -363,6 +393,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         result.update(
             wall_s=round(time.monotonic() - began, 1),
             rss_mb={"start": round(rss_start), "end": round(rss_mb())},
+            errors={code: errors.count(code) for code in sorted(set(errors))},
+            block_ms=block_summary(block_s[: min(blocks[0], BLOCK_TIMES_KEPT)] * 1000),
             devices=talk.device_counters(),
             echo_lag=echo_lag(canceller) if isinstance(canceller, RecordingCanceller) else None,
         )
