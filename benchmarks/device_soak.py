@@ -155,7 +155,7 @@ class Script:
     player: subprocess.Popen[bytes] | None = None
     done: bool = False
     turn_clock: dict[int, int] = field(default_factory=dict)  # when each turn's request was sent
-    reported: int = 0  # utterances already printed as progress
+    reported: int = -1  # start sample of the last utterance printed as progress
 
     @property
     def engine(self) -> Engine:
@@ -167,17 +167,17 @@ class Script:
         self.last_play = time.monotonic()
         self.idle_since = None
         count = sum(p.interruption for p in self.played)
-        print(f"  {time.monotonic() - self.began:6.1f}s {phase}: {wav} (turns {len(self.engine.turns)},"
+        print(f"  {time.monotonic() - self.began:6.1f}s {phase}: {wav} (turns {turns_so_far(self.engine)},"
               f" interruptions {count})", file=sys.stderr, flush=True)  # fmt: skip
 
     def tick(self) -> None:
         now = time.monotonic()
         for turn in self.engine.turns:
             self.turn_clock.setdefault(turn.turn, self.talk.clock)
-        for speech in self.engine.speech[self.reported :]:
-            if speech.transcript is None:
-                break
-            self.reported += 1
+        for speech in self.engine.speech:  # the latest records: follow them by their start
+            if speech.start <= self.reported or speech.transcript is None:
+                continue
+            self.reported = speech.start
             at, voiced = speech.start / ENGINE_RATE, (speech.end - speech.start) / ENGINE_RATE
             counters = self.talk.device_counters()
             line = f"heard {speech.transcript!r} at {at:.2f}s, voiced {voiced:.2f}s; {counters}"
@@ -214,6 +214,11 @@ class Script:
             self.interrupted_turn = turn.turn
             count = sum(p.interruption for p in self.played)
             self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
+
+
+def turns_so_far(engine: Engine) -> int:
+    """Requests made so far (turns count from 1; the engine keeps only its latest records)."""
+    return engine.turns[-1].turn if engine.turns else 0
 
 
 def words(text: str) -> list[str]:
@@ -317,9 +322,9 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
     reactions = [r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]
     return {
         "phases": by_phase,
-        "turns": len(engine.turns),
+        "turns": turns_so_far(engine),
         "expected_turns": len(script.played),
-        "turns_per_expected": round(len(engine.turns) / max(1, len(script.played)), 2),
+        "turns_per_expected": round(turns_so_far(engine) / max(1, len(script.played)), 2),
         "interruptions_played": len(rows),
         "interruption_wer": round(statistics.fmean(r["wer"] for r in rows), 3) if rows else None,
         "interruption_wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3) if rows else None,
