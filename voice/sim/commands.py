@@ -14,7 +14,7 @@ def register(subparsers: Any) -> None:
     simulate = subparsers.add_parser("simulate", help="run a scenario in the virtual room and write a report")
     simulate.add_argument("scenario", type=Path, help="a scenario .json (design §4)")
     simulate.add_argument(
-        "--out", type=Path, required=True, help="folder for report.json, mic.wav, speaker.wav"
+        "--out", type=Path, required=True, help="folder for report.json, mic.wav, speaker.wav, events.jsonl"
     )
     simulate.add_argument(
         "--realtime", action="store_true", help="pace by the wall clock; latencies are real"
