@@ -269,7 +269,7 @@ class DeviceConversation:
             self.runner.feed(MicAudio(block))
 
     def _enqueue(self, block: AudioBlock) -> None:
-        """Queue a mic block on the loop; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""
+        """Queue a mic block; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""
         if self._blocks.qsize() >= self._backlog:
             self._blocks.get_nowait()
             if self._counters["dropped_blocks"] % self._backlog == 0:  # one line per backlog's worth
