@@ -56,6 +56,13 @@ def test_a_real_llm_scenario_names_the_embedded_model(tmp_path: Path) -> None:
         ),
         (GOOD | {"llm": {"model": "x"}}, 'llm needs "replies", "url" or "embedded": true'),
         ([1, 2], "the top level must be an object"),
+        (GOOD | {"llm": {"replies": [{"text": "Hi", "fail": "bogus"}]}}, "unknown fail code 'bogus'"),
+        (GOOD | {"llm": {"replies": ["Hi"], "tools": {"x": {"ms": 5}}}}, "missing key 'result'"),
+        (
+            GOOD | {"llm": {"replies": ["Hi"], "tools": {"x": {"result": "r", "ms": -1}}}},
+            "ms must not be negative",
+        ),
+        (GOOD | {"user": [{"text": " ", "at_s": 1}]}, "user entry 1: text must be a non-empty string"),
     ],
 )
 def test_a_bad_scenario_is_one_line_and_exit_1(
