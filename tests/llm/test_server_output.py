@@ -17,7 +17,9 @@ CHATTY = (
 
 def run_into(log: ServerOutputLog) -> int:
     process = subprocess.Popen(
-        [sys.executable, "-c", CHATTY], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [sys.executable, "-u", "-c", CHATTY],  # unbuffered, as the embedded server's child runs
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     assert process.stdout is not None
     log.follow(process.stdout, process.pid)

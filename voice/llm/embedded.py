@@ -440,6 +440,7 @@ def _child_environment(environ: Mapping[str, str]) -> dict[str, str]:
     # The launcher must import this package even when it runs from a source tree rather than an install.
     source_root = str(Path(__file__).resolve().parents[2])
     child["PYTHONPATH"] = os.pathsep.join(filter(None, (source_root, child.get("PYTHONPATH"))))
+    child["PYTHONUNBUFFERED"] = "1"  # its log keeps lines in order, the last words of a crash included
     return child
 
 
