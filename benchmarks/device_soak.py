@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from word_error import wer
 
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
@@ -219,20 +220,6 @@ class Script:
 def turns_so_far(engine: Engine) -> int:
     """Requests made so far (turns count from 1; the engine keeps only its latest records)."""
     return engine.turns[-1].turn if engine.turns else 0
-
-
-def words(text: str) -> list[str]:
-    return "".join(c if c.isalnum() or c in " '" else " " for c in text.lower()).split()
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    ref, hyp = words(reference), words(hypothesis)
-    row = list(range(len(hyp) + 1))
-    for i, word in enumerate(ref, start=1):
-        diagonal, row[0] = row[0], i
-        for j, other in enumerate(hyp, start=1):
-            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (word != other))
-    return row[-1] / max(1, len(ref))
 
 
 def block_summary(block_ms: Samples) -> dict[str, float]:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from word_error import wer, words
 
 from voice.audio.wav import read_wav
 from voice.components import load_speech_models
@@ -42,20 +43,6 @@ REPLIES = [
     "owls and counted the stars. When spring came, he finally went down to the valley to find a friend.",
     "Okay, on Sunday then.",
 ]
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    ref, hyp = words(reference), words(hypothesis)
-    row = list(range(len(hyp) + 1))
-    for i, word in enumerate(ref, start=1):
-        diagonal, row[0] = row[0], i
-        for j, other in enumerate(hyp, start=1):
-            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (word != other))
-    return row[-1] / max(1, len(ref))
 
 
 def cell_scenario(folder: Path, delay_ms: int, gain_db: int, noise: bool) -> Path:
