@@ -142,19 +142,26 @@ def test_two_completed_turns_continue_the_conversation(recording: RecordingModel
 # A stand-in for voice. It puts back Python's Ctrl-C handler, as a process in a terminal's foreground has it:
 # a suite started as a background job of a non-interactive shell passes "SIGINT ignored" down to it, and
 # then the SIGINT case waited out the sleep below (reproduced with `(trap '' INT; pytest ...)`).
+# It waits as `voice chat` does (asyncio's wakeup fd): a signal the kernel hands to one of voice's own threads
+# still wakes the main thread, where a plain sleep would go on until it ended.
 PARENT = textwrap.dedent(
     """
-    import os, signal, sys, time
+    import os, select, signal, socket, sys
     from pathlib import Path
     from voice.llm.embedded import EmbeddedServer
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    wake, woken = socket.socketpair()
+    woken.setblocking(False)
+    signal.set_wakeup_fd(woken.fileno())
     with EmbeddedServer(warm_up=False, log_path=Path(sys.argv[2])) as server:
         print(server.pid, flush=True)
         sys.stdin.readline()  # the test has seen the server alive
         if sys.argv[1] == "crash":
             os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(120)
+        while True:
+            select.select([wake], [], [], 120)
+            wake.recv(64)
     """
 )
 
