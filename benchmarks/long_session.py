@@ -210,7 +210,6 @@ def structures(session: Session) -> dict[str, int]:
     return {
         "engine.turns": len(engine.turns),
         "engine.speech": len(engine.speech),
-        "engine.duplicates": len(engine.duplicates),
         "engine.utterances_awaited": len(engine._utterance_of),
         "engine.early_transcripts": len(engine._early_transcripts),
         "engine.held_inputs": len(engine._held),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
+from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import SpeechEnded, SpeechStarted
 from voice.conversation.continuation import Conversation
@@ -50,7 +51,7 @@ def test_a_typed_duplicate_during_a_reply_neither_cancels_nor_starts_anything() 
 
     assert room.engine.active_turn == 1
     assert room.engine.phase is Phase.SPEAKING
-    assert list(room.engine.duplicates) == ["in-7"]
+    assert [e.id for e in room.engine.take_events() if isinstance(e, stream.InputDuplicate)] == ["in-7"]
     room.play(1, len(REPLY) * WORD)
     assert room.engine.conversation.history[-1] == AssistantText(" ".join(w.strip() for w in REPLY))
     assert InputDuplicate("in-7") in room.engine.conversation.take_events()
@@ -80,7 +81,7 @@ def test_every_spoken_input_gets_an_id_and_a_resumed_session_still_knows_typed_o
     assert ids == ["speech-1", "in-9"]
     resumed = Engine(room.vad, Conversation.from_events(events))
     assert resumed.handle(TextInput("And on Sunday?", "in-9")) == []
-    assert list(resumed.duplicates) == ["in-9"]
+    assert [e.id for e in resumed.take_events() if isinstance(e, stream.InputDuplicate)] == ["in-9"]
     fresh = resumed.handle(TextInput("And on Monday?"))
     assert isinstance(fresh[0], SendRequest)
 

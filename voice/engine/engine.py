@@ -73,7 +73,7 @@ from voice.tts.chunker import SpeechChunker
 FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
-RECORDS_KEPT = 500  # turn and utterance records kept for reports and the narrator
+RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
 TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited after the user moved on
 ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
 
@@ -155,7 +155,6 @@ class Engine:
         # the latest records only: a kiosk runs for weeks, and the session log keeps everything
         self.turns: deque[TurnRecord] = deque(maxlen=RECORDS_KEPT)
         self.speech: deque[SpeechRecord] = deque(maxlen=RECORDS_KEPT)
-        self.duplicates: deque[str] = deque(maxlen=RECORDS_KEPT)
 
     @property
     def phase(self) -> Phase:
@@ -318,7 +317,6 @@ class Engine:
         """Typed input follows the rules of speech; a repeated id starts and cancels nothing."""
         input_id = event.input_id or self._fresh_id("text")
         if self.conversation.has_seen(input_id) or any(input_id == held for _, held in self._held):
-            self.duplicates.append(input_id)
             self.conversation.note_duplicate(input_id)
             self._emit(stream.InputDuplicate(input_id, self._now()))
             return []

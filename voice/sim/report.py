@@ -57,8 +57,9 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
             | ({"skipped": c.reason} if c.reason else {})
             for c in typed
         ]
-    if result.engine.duplicates:
-        report["duplicates"] = list(result.engine.duplicates)
+    duplicates = [event["id"] for event in result.events if event["type"] == "input.duplicate"]
+    if duplicates:
+        report["duplicates"] = duplicates
     if result.notices:
         report["notices"] = result.notices
     return report
