@@ -17,7 +17,8 @@ clock with the paplay-to-VAD delay measured on the quiet questions, so it is app
 two), the device counters (overflows, underflows, re-alignments) and RSS at the start and the end.
 
 Usage: python benchmarks/device_soak.py [--quiet-minutes 10] [--interruptions 60] [--after-s 2.5]
-       (about quiet minutes + 11 s per interruption)
+       [--against TREE]   (about quiet minutes + 11 s per interruption; twice that with --against,
+       which soaks TREE's voice package first and prints {"before": ..., "after": ...})
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from against import run_against, without_against
 from word_error import wer
 
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
@@ -402,9 +404,17 @@ def main() -> int:
     parser.add_argument("--after-s", type=float, default=2.5, help="into each story before cutting in")
     parser.add_argument("--limit-minutes", type=float, default=40.0, help="stop there, done or not")
     parser.add_argument("--lag", action="store_true", help="keep the mic and reference to report their lag")
+    parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()
+    before = None
+    if args.against is not None:
+        before = run_against(args.against, __file__, without_against(sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
-        print(json.dumps(run(args, Path(folder)), indent=2))
+        after = run(args, Path(folder))
+    if before is None:
+        print(json.dumps(after, indent=2))
+    else:
+        print(json.dumps({"before": {"tree": str(args.against), **before}, "after": after}, indent=2))
     return 0
 
 

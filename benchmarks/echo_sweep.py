@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from against import run_against, without_against
 from word_error import wer, words
 
 from voice.audio.wav import read_wav
@@ -45,7 +46,9 @@ REPLIES = [
 ]
 
 
-def cell_scenario(folder: Path, delay_ms: int, gain_db: int, noise: bool) -> Path:
+def cell_scenario(
+    folder: Path, delay_ms: int, gain_db: int, noise: bool, after_ms: int = CUT_AFTER_MS
+) -> Path:
     room: dict[str, Any] = {"echo_gain_db": gain_db, "echo_delay_ms": delay_ms}
     if noise:
         room["noise"] = {"wav": str(AUDIO / "pink-noise.wav"), "gain_db": NOISE_DB}
@@ -55,11 +58,11 @@ def cell_scenario(folder: Path, delay_ms: int, gain_db: int, noise: bool) -> Pat
         "room": room,
         "user": [
             {"wav": str(AUDIO / QUESTION), "at_s": 0.5},
-            {"wav": str(AUDIO / CUT_IN), "during_reply": 1, "after_ms": CUT_AFTER_MS},
+            {"wav": str(AUDIO / CUT_IN), "during_reply": 1, "after_ms": after_ms},
         ],
         "end_s": 20,
     }
-    path = folder / f"d{delay_ms}-g{-gain_db}-{'noise' if noise else 'quiet'}.json"
+    path = folder / f"d{delay_ms}-g{-gain_db}-{'noise' if noise else 'quiet'}-a{after_ms}.json"
     path.write_text(json.dumps(data))
     return path
 
@@ -91,13 +94,10 @@ def measure(report: dict[str, Any], manifest: dict[str, dict[str, Any]], alone: 
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--delays", default=",".join(map(str, DELAYS_MS)))
-    parser.add_argument("--gains", default=",".join(map(str, GAINS_DB)))
-    args = parser.parse_args()
+CELL_KEYS = ("delay_ms", "gain_db", "noise", "cut_after_ms")
+
+
+def sweep(args: argparse.Namespace) -> dict[str, Any]:
     manifest = {f["file"]: f for f in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]}
     models = load_speech_models()
     alone_text = models.transcriber.transcribe(read_wav(AUDIO / CUT_IN)).text
@@ -109,18 +109,17 @@ def main() -> int:
         for noise in (False, True):
             for delay in (int(d) for d in args.delays.split(",")):
                 for gain in (int(g) for g in args.gains.split(",")):
-                    path = cell_scenario(folder, delay, gain, noise)
-                    report = run_scenario(load_scenario(path), folder / path.stem, models=models)
-                    cell = {
-                        "delay_ms": delay,
-                        "gain_db": gain,
-                        "noise": noise,
-                        **measure(report, manifest, alone),
-                    }
-                    cells.append(cell)
-                    print(
-                        f"  {time.monotonic() - began:5.0f}s {json.dumps(cell)}", file=sys.stderr, flush=True
-                    )
+                    for after in (int(a) for a in args.cut_after.split(",")):
+                        path = cell_scenario(folder, delay, gain, noise, after)
+                        report = run_scenario(load_scenario(path), folder / path.stem, models=models)
+                        cell = dict(zip(CELL_KEYS, (delay, gain, noise, after), strict=True))
+                        cell.update(measure(report, manifest, alone))
+                        cells.append(cell)
+                        print(
+                            f"  {time.monotonic() - began:5.0f}s {json.dumps(cell)}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
     played = [c for c in cells if c.get("wer") is not None]
     reactions = sorted(c["reaction_ms"] for c in played if c["reaction_ms"] is not None)
     summary = {
@@ -128,6 +127,7 @@ def main() -> int:
         "wer_alone": round(alone, 2),
         "alone_transcript": alone_text,
         "cells_within_0.10_of_alone": sum(c["wer_over_alone"] <= 0.10 for c in played),
+        "mean_wer": round(sum(c["wer"] for c in played) / max(1, len(played)), 3),
         "worst_wer": max((c["wer"] for c in played), default=None),
         "cells_with_echo_words": sum(bool(c["echo_words"]) for c in played),
         "self_interruptions": sum(c["self_interruptions"] for c in played),
@@ -137,7 +137,39 @@ def main() -> int:
             "max": reactions[-1] if reactions else None,
         },
     }
-    print(json.dumps({"summary": summary, "cells": cells}, indent=2))
+    return {"summary": summary, "cells": cells}
+
+
+def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> dict[str, Any]:
+    """One row per cell with the before and after measurements next to each other."""
+    earlier = {tuple(c[k] for k in CELL_KEYS): c for c in before["cells"]}
+    rows = []
+    for cell in after["cells"]:
+        key = tuple(cell[k] for k in CELL_KEYS)
+        old = earlier.get(key, {})
+        row = dict(zip(CELL_KEYS, key, strict=True))
+        row["before"] = {k: v for k, v in old.items() if k not in CELL_KEYS}
+        row["after"] = {k: v for k, v in cell.items() if k not in CELL_KEYS}
+        rows.append(row)
+    return {"before": {"tree": tree, **before["summary"]}, "after": after["summary"], "cells": rows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--delays", default=",".join(map(str, DELAYS_MS)))
+    parser.add_argument("--gains", default=",".join(map(str, GAINS_DB)))
+    parser.add_argument(
+        "--cut-after", default=str(CUT_AFTER_MS), help="ms into the story the user cuts in (a list)"
+    )
+    parser.add_argument("--against", type=Path, help="another source tree to run first, for before/after")
+    args = parser.parse_args()
+    if args.against is not None:
+        before = run_against(args.against, __file__, without_against(sys.argv[1:]))
+        print(json.dumps(side_by_side(before, sweep(args), str(args.against)), indent=2))
+    else:
+        print(json.dumps(sweep(args), indent=2))
     return 0
 
 

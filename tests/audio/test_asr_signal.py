@@ -1,57 +1,104 @@
-"""ASR hears AEC3's output only where the speaker's echo can be in the mic, and the raw mic elsewhere."""
+"""ASR hears the mic with the echo subtracted linearly, from where the user began speaking."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
 
-from voice.asr.port import Transcript
-from voice.audio.asr_signal import ECHO_TAIL_MS, AsrSignal, TranscribingAsrSignal
+from voice.asr.port import TimedWord, Transcript
+from voice.asr.whisper import WhisperTranscriber
+from voice.audio.asr_signal import DOUBLE_TALK_REACH_MS, AsrSignal, TranscribingAsrSignal
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.components import SpeechModels
+from voice.sim.run import run_scenario
+from voice.sim.scenario import load_scenario
+from voice.tts.piper_voice import PiperSynthesizer
 
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 BLOCK = 640
-RAW, CANCELLED = 1.0, 0.5  # stand-ins for the mic and AEC3's output, told apart by their level
-SPEAKER_STOPS = ENGINE_RATE  # the assistant talks for the first second, then pauses for the barge-in
-TAIL = ECHO_TAIL_MS * ENGINE_RATE // 1000
+REACH = DOUBLE_TALK_REACH_MS * ENGINE_RATE // 1000
 
 
 class Heard:
-    def __init__(self) -> None:
+    def __init__(self, words: tuple[TimedWord, ...] = ()) -> None:
         self.audio: list[AudioBlock] = []
+        self._words = words
 
     def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
         self.audio.append(audio)
-        return Transcript("Sorry, I meant on Sunday.")
+        return Transcript("Sorry, I meant on Sunday.", self._words)
 
 
-def room(seconds: float) -> AsrSignal:
+def room(seconds: float, speaker_until_s: float = 0.0) -> tuple[AsrSignal, np.ndarray]:
+    """A mic of quiet noise; the speaker plays (into a room that does not echo) until ``speaker_until_s``."""
+    rng = np.random.default_rng(1)
+    frames = round(seconds * ENGINE_RATE)
+    mic = rng.standard_normal(frames).astype(np.float32) * 0.05
+    speaker = rng.standard_normal(frames).astype(np.float32) * 0.1
+    speaker[round(speaker_until_s * ENGINE_RATE) :] = 0.0
     signal = AsrSignal()
-    for start in range(0, round(seconds * ENGINE_RATE), BLOCK):
-        talking = np.full(BLOCK, 0.2 if start < SPEAKER_STOPS else 0.0, np.float32)
-        signal.add(
-            AudioBlock(np.full(BLOCK, RAW, np.float32), ENGINE_RATE, start),
-            AudioBlock(talking, ENGINE_RATE, start),
-        )
-    return signal
+    for start in range(0, frames, BLOCK):
+        span = slice(start, start + BLOCK)
+        signal.add(AudioBlock(mic[span], ENGINE_RATE, start), AudioBlock(speaker[span], ENGINE_RATE, start))
+    return signal, mic
 
 
-def test_the_utterance_is_aec3_while_echo_may_arrive_and_the_raw_mic_once_its_tail_is_over() -> None:
+def cut(start_s: float, seconds: float) -> AudioBlock:
+    """An utterance as the VAD cut it from AEC3's output (its samples are not what ASR should hear)."""
+    return AudioBlock(
+        np.zeros(round(seconds * ENGINE_RATE), np.float32), ENGINE_RATE, round(start_s * ENGINE_RATE)
+    )
+
+
+def test_with_the_speaker_silent_asr_hears_the_mic_over_the_span_the_vad_cut() -> None:
     heard = Heard()
-    utterance = AudioBlock(np.full(2 * ENGINE_RATE, CANCELLED, np.float32), ENGINE_RATE, ENGINE_RATE // 2)
+    signal, mic = room(4.0)
+    utterance = cut(1.5, 2.0)
 
-    TranscribingAsrSignal(heard, room(3.0)).transcribe(utterance)
+    TranscribingAsrSignal(heard, signal).transcribe(utterance)
 
-    words = heard.audio[0]
-    echo_free_from = SPEAKER_STOPS + TAIL - utterance.start
-    assert words.start == utterance.start
-    assert np.all(words.samples[: echo_free_from - 160] == CANCELLED)
-    assert np.all(words.samples[echo_free_from + 160 :] == RAW)
+    (words,) = heard.audio
+    assert (words.start, words.end) == (utterance.start, utterance.end)
+    assert np.corrcoef(words.samples, mic[utterance.start : utterance.end])[0, 1] > 0.95
+
+
+def test_speech_begun_over_the_assistant_is_heard_from_before_the_vads_late_onset() -> None:
+    heard = Heard((TimedWord("Sorry", 0.1, 0.4),))
+    signal, _ = room(4.0, speaker_until_s=2.0)  # the assistant talks until the barge-in pauses it
+    utterance = cut(1.5, 2.0)
+
+    transcript = TranscribingAsrSignal(heard, signal).transcribe(utterance, word_timings=True)
+
+    (words,) = heard.audio
+    assert (words.start, words.end) == (utterance.start - REACH, utterance.end)
+    assert transcript.words == (TimedWord("Sorry", 0.1 - REACH / ENGINE_RATE, 0.4 - REACH / ENGINE_RATE),)
+
+
+def test_the_reach_back_stops_where_the_utterance_before_ended() -> None:
+    heard = Heard()
+    signal, _ = room(6.0, speaker_until_s=6.0)
+    asr = TranscribingAsrSignal(heard, signal)
+    first, second = cut(1.0, 2.0), cut(3.2, 1.5)
+
+    asr.transcribe(first)
+    asr.transcribe(second)
+    asr.transcribe(cut(3.2, 2.0))  # the same utterance again, once endpointing confirmed it
+
+    assert [(a.start, a.end) for a in heard.audio] == [
+        (first.start - REACH, first.end),
+        (first.end, second.end),
+        (first.end, second.start + 2 * ENGINE_RATE),
+    ]
 
 
 def test_audio_no_longer_kept_is_transcribed_as_the_vad_cut_it() -> None:
     heard = Heard()
-    utterance = AudioBlock(np.full(ENGINE_RATE, CANCELLED, np.float32), ENGINE_RATE, 0)
+    utterance = AudioBlock(np.full(ENGINE_RATE, 0.5, np.float32), ENGINE_RATE, 0)
 
-    TranscribingAsrSignal(heard, room(45.0)).transcribe(utterance)
+    TranscribingAsrSignal(heard, room(45.0)[0]).transcribe(utterance)
 
     assert heard.audio == [utterance]
 
@@ -85,3 +132,46 @@ def test_a_user_talking_over_the_echo_is_transcribed() -> None:
     signal, utterance = played_back(user_level=0.05)  # 6 dB below the echo
 
     assert TranscribingAsrSignal(heard, signal).transcribe(utterance).text == "Sorry, I meant on Sunday."
+
+
+CUT_INS_OVER_LOUD_ECHO = [  # (echo delay ms, cut-in ms into the story): AEC3's onset came late in each
+    (0, 5100),
+    (50, 5100),
+    (150, 5250),
+]
+
+
+@pytest.mark.models
+@pytest.mark.parametrize(("delay_ms", "after_ms"), CUT_INS_OVER_LOUD_ECHO)
+def test_a_user_cutting_in_over_echo_as_loud_as_the_user_is_understood_word_for_word(
+    delay_ms: int,
+    after_ms: int,
+    transcriber: WhisperTranscriber,
+    synthesizer: PiperSynthesizer,
+    tmp_path: Path,
+) -> None:
+    story = (
+        "Once upon a time, an old grey fox lived alone on a snowy hill. Each winter night he listened to "
+        "the owls and counted the stars. When spring came, he finally went down to the valley to find a "
+        "friend."
+    )
+    scenario = {
+        "version": 1,
+        "llm": {"replies": [story, "Okay, on Sunday then."], "first_delta_ms": 300, "delta_ms": 40},
+        "room": {"echo_gain_db": 0, "echo_delay_ms": delay_ms},
+        "user": [
+            {"wav": str(AUDIO / "fox-story.wav"), "at_s": 0.5},
+            {"wav": str(AUDIO / "sorry-sunday.wav"), "during_reply": 1, "after_ms": after_ms},
+        ],
+        "end_s": 16,
+    }
+    path = tmp_path / "cut-in.json"
+    path.write_text(json.dumps(scenario))
+
+    report = run_scenario(
+        load_scenario(path), tmp_path / "out", models=SpeechModels(transcriber, synthesizer)
+    )
+
+    (first, second) = report["turns"]
+    assert first["interrupted"]
+    assert second["request"][-1] == {"role": "user", "text": "Sorry, I meant on Sunday."}

@@ -1,76 +1,93 @@
-"""What ASR hears of an utterance: AEC3's output where echo may be in the mic, the raw mic elsewhere.
+"""What ASR hears of an utterance: the mic with the echo subtracted linearly, from where the user began.
 
-AEC3's suppression damages the words of a user who talks over the assistant (design §3), yet where
-the assistant is audible it is also what keeps the assistant's own words out of the user's
-transcript. Once playback pauses for a barge-in and the echo tail has died away, the raw mic holds
-the user's words alone, intact. :class:`AsrSignal` keeps the raw mic and when the speaker was
-audible, by clock sample; :class:`TranscribingAsrSignal` hands ASR each utterance (cut by the VAD
-from AEC3's output) with its echo-free stretches taken from the raw mic instead, so the engine
-itself does not change.
+Two things damaged the words of a user who talks over the assistant (measured with the echo sweep):
+AEC3's double-talk suppression, and the utterance's start. The VAD listens to AEC3's output, which
+mutes the first few hundred milliseconds of speech over the assistant, so it finds the onset up to
+0.7 s late and the VAD's pre-roll no longer reaches back to the first word ("Sorry, I meant on
+Sunday." became "I'm Anton Sunnade." even from the user's voice alone). :class:`AsrSignal` keeps
+the mic run through a linear canceller (Speex's MDF: it subtracts the echo and suppresses nothing)
+by clock sample, and :class:`TranscribingAsrSignal` hands ASR that signal for each utterance the VAD
+cut, reaching ``DOUBLE_TALK_REACH_MS`` further back when the speaker was audible at its start. The
+VAD and the echo judgement still hear AEC3's output, so the barge-in reaction does not change; ASR
+hears one continuous signal, never a switch from one canceller's output to another's mid-word.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import numpy as np
 
-from voice.asr.port import Transcriber, Transcript
+from voice.asr.port import TimedWord, Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.linear_echo import SpeexEchoCanceller
 from voice.audio.vad import DEFAULT_BARGE_IN
 
-KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll
+KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll and the reach
 FRAME_MS = 10
 ECHO_TAIL_MS = 400  # echo may reach the mic this long after the reference played (delay, lead, room)
 AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
 ECHO_ONLY = 0.97  # raw mic this alike to the speaker's own sound (normalised correlation) holds no user
+DOUBLE_TALK_REACH_MS = 600  # the VAD's pre-roll plus this covers its late onsets under AEC3 (up to 0.7 s)
+SPANS_KEPT = 8  # the latest utterances transcribed: a reach back stops at the end of the one before
 
 
 class AsrSignal:
-    """The raw mic and, per 10 ms, whether echo may be in it, for the last ``KEPT_SECONDS``.
+    """The mic with the echo subtracted linearly, the raw mic and the reference, for the last
+    ``KEPT_SECONDS``, and per 10 ms whether the speaker was audible.
 
-    ``add`` runs where the mic blocks are handled; ``words_for`` on the ASR worker.
+    ``add`` runs where the mic blocks are handled; ``words_for`` and ``only_echo`` on the ASR worker.
     """
 
-    def __init__(self, rate: int = ENGINE_RATE) -> None:
+    def __init__(self, rate: int = ENGINE_RATE, canceller: SpeexEchoCanceller | None = None) -> None:
         self.rate = rate
+        self._canceller = canceller or SpeexEchoCanceller(rate)
         self._frame = rate * FRAME_MS // 1000
         self._tail = ECHO_TAIL_MS // FRAME_MS
-        self._raw = np.zeros(KEPT_SECONDS * rate, dtype=np.float32)
-        self._reference = np.zeros(len(self._raw), dtype=np.float32)
-        self._audible = np.zeros(len(self._raw) // self._frame, dtype=bool)  # per frame of the reference
+        self._reach = DOUBLE_TALK_REACH_MS * rate // 1000
+        self._words = np.zeros(KEPT_SECONDS * rate, dtype=np.float32)
+        self._raw = np.zeros(len(self._words), dtype=np.float32)
+        self._reference = np.zeros(len(self._words), dtype=np.float32)
+        self._audible = np.zeros(len(self._words) // self._frame, dtype=bool)  # per frame of the reference
         self._end: int | None = None
+        self._spans: deque[tuple[int, int]] = deque(maxlen=SPANS_KEPT)  # (start, end) transcribed
         self._lock = threading.Lock()
 
     def add(self, mic: AudioBlock, reference: AudioBlock) -> None:
         """The raw ``mic`` block and the reference the echo canceller got for it (whole 10 ms frames)."""
+        words = self._canceller.process(mic, reference).samples
         loud = np.sqrt(np.mean(np.square(reference.samples.reshape(-1, self._frame)), axis=1)) > AUDIBLE
         with self._lock:
+            _write(self._words, mic.start, words)
             _write(self._raw, mic.start, mic.samples)
             _write(self._reference, mic.start, reference.samples)
             _write(self._audible, mic.start // self._frame, loud)
             self._end = mic.end
 
     def words_for(self, utterance: AudioBlock) -> AudioBlock:
-        """``utterance`` (AEC3's output) with the raw mic wherever no echo can be in it; as is if not kept."""
-        start, frames = utterance.start, utterance.frames
+        """The linear canceller's output over ``utterance``, from up to DOUBLE_TALK_REACH_MS earlier
+        if the speaker was audible as it began (never back into the utterance before it); the
+        utterance as the VAD cut it if that audio is no longer kept."""
+        start, end = utterance.start, utterance.end
         with self._lock:
-            end = self._end
-            first = start // self._frame - self._tail
-            if end is None or start + frames > end or first * self._frame < end - len(self._raw):
+            kept_from = -1 if self._end is None else self._end - len(self._words)
+            if self._end is None or end > self._end or start < kept_from:
                 return utterance
-            raw = np.take(self._raw, np.arange(start, start + frames), mode="wrap")
-            audible = np.take(
-                self._audible, np.arange(first, (start + frames - 1) // self._frame + 1), mode="wrap"
-            )
-        # a frame is echo-free when the reference was silent for the whole tail before it
-        window = np.convolve(audible, np.ones(self._tail + 1), mode="valid")  # one per utterance frame
-        free = np.repeat(window == 0, self._frame)[start % self._frame :][:frames].astype(np.float32)
-        half = self._frame // 2
-        edged = np.pad(free, (half, self._frame - half - 1), mode="edge")
-        ramp = np.convolve(edged, np.ones(self._frame) / self._frame, mode="valid")  # 10 ms cross-fades
-        words: Samples = (ramp * raw + (1.0 - ramp) * utterance.samples).astype(np.float32)
-        return AudioBlock(words, utterance.rate, start)
+            onset = start + DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000
+            if self._was_audible(start - self._reach, min(onset, end)):
+                before = [e for s, e in self._spans if s < start]
+                start = max(start - self._reach, kept_from, max(before, default=start - self._reach))
+            if (utterance.start, end) not in self._spans:
+                self._spans.append((utterance.start, end))
+            words = np.take(self._words, np.arange(start, end), mode="wrap")
+        return AudioBlock(words.astype(np.float32), utterance.rate, start)
+
+    def _was_audible(self, start: int, end: int) -> bool:
+        """Did the speaker play anything that could reach the mic in [start, end)? (lock held)"""
+        first = max(0, start // self._frame - self._tail)
+        frames = np.arange(first, max(first, -(-end // self._frame)))
+        return bool(np.any(np.take(self._audible, frames, mode="wrap")))
 
     def only_echo(self, utterance: AudioBlock) -> bool:
         """Is the raw mic over ``utterance`` nothing but the speaker's sound coming back (echo AEC3 let
@@ -118,4 +135,10 @@ class TranscribingAsrSignal:
     def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
         if self._signal.only_echo(audio):
             return Transcript("")  # no words of the user's: whisper would only guess at the echo
-        return self._inner.transcribe(self._signal.words_for(audio), word_timings=word_timings)
+        words = self._signal.words_for(audio)
+        heard = self._inner.transcribe(words, word_timings=word_timings)
+        earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
+        if not earlier or not heard.words:
+            return heard
+        timed = tuple(TimedWord(w.text, w.start_s - earlier, w.end_s - earlier) for w in heard.words)
+        return Transcript(heard.text, timed)
