@@ -10,7 +10,13 @@ import pytest
 
 from voice.asr.port import TimedWord, Transcript
 from voice.asr.whisper import WhisperTranscriber
-from voice.audio.asr_signal import DOUBLE_TALK_REACH_MS, AsrSignal, TranscribingAsrSignal
+from voice.audio.asr_signal import (
+    DOUBLE_TALK_REACH_MS,
+    ONSET_MARGIN_MS,
+    AsrSignal,
+    TranscribingAsrSignal,
+    user_onset,
+)
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
@@ -92,6 +98,19 @@ def test_the_reach_back_stops_where_the_utterance_before_ended() -> None:
         (first.end, second.end),
         (first.end, second.start + 2 * ENGINE_RATE),
     ]
+
+
+def test_the_users_voice_is_found_where_the_canceller_stops_taking_most_of_the_mic_away() -> None:
+    rng = np.random.default_rng(2)
+    raw = rng.standard_normal(ENGINE_RATE).astype(np.float32) * 0.1  # echo for 0.5 s, then echo and user
+    words = raw * 0.1  # echo alone: the linear canceller removes 20 dB of it
+    user_from = ENGINE_RATE // 2
+    words[user_from:] = raw[user_from:] * 0.8
+    words[user_from + 1600 : user_from + 3200] *= 0.1  # a 100 ms pause between two words is no start
+
+    assert user_onset(words, raw, ENGINE_RATE) == user_from - ONSET_MARGIN_MS * ENGINE_RATE // 1000
+    assert user_onset(raw * 0.1, raw, ENGINE_RATE) is None  # echo alone
+    assert user_onset(np.zeros_like(raw), np.zeros_like(raw), ENGINE_RATE) is None  # silence
 
 
 def test_audio_no_longer_kept_is_transcribed_as_the_vad_cut_it() -> None:

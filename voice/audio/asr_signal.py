@@ -21,6 +21,7 @@ import numpy as np
 
 from voice.asr.port import TimedWord, Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.echo_delay import EchoDelay
 from voice.audio.linear_echo import SpeexEchoCanceller
 from voice.audio.vad import DEFAULT_BARGE_IN
 
@@ -30,6 +31,11 @@ ECHO_TAIL_MS = 400  # echo may reach the mic this long after the reference playe
 AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
 ECHO_ONLY = 0.97  # raw mic this alike to the speaker's own sound (normalised correlation) holds no user
 DOUBLE_TALK_REACH_MS = 600  # the VAD's pre-roll plus this covers its late onsets under AEC3 (up to 0.7 s)
+ONSET_FRAME_MS = 20
+USER_KEPT_DB = -6.0  # a frame where the canceller kept more of the mic than this holds the user's voice
+USER_LEVEL_DBFS = -55.0  # and is louder than this
+ONSET_GAP_MS = 200  # a pause in the user's voice longer than this ends the search back for its start
+ONSET_MARGIN_MS = 100  # start this much before the first frame found: the soft start of a word
 SPANS_KEPT = 8  # the latest utterances transcribed: a reach back stops at the end of the one before
 
 
@@ -43,6 +49,7 @@ class AsrSignal:
     def __init__(self, rate: int = ENGINE_RATE, canceller: SpeexEchoCanceller | None = None) -> None:
         self.rate = rate
         self._canceller = canceller or SpeexEchoCanceller(rate)
+        self._delay = EchoDelay(rate)
         self._frame = rate * FRAME_MS // 1000
         self._tail = ECHO_TAIL_MS // FRAME_MS
         self._reach = DOUBLE_TALK_REACH_MS * rate // 1000
@@ -50,13 +57,18 @@ class AsrSignal:
         self._raw = np.zeros(len(self._words), dtype=np.float32)
         self._reference = np.zeros(len(self._words), dtype=np.float32)
         self._audible = np.zeros(len(self._words) // self._frame, dtype=bool)  # per frame of the reference
+        self._first: int | None = None  # the first sample ever added
         self._end: int | None = None
         self._spans: deque[tuple[int, int]] = deque(maxlen=SPANS_KEPT)  # (start, end) transcribed
         self._lock = threading.Lock()
 
     def add(self, mic: AudioBlock, reference: AudioBlock) -> None:
         """The raw ``mic`` block and the reference the echo canceller got for it (whole 10 ms frames)."""
-        words = self._canceller.process(mic, reference).samples
+        moves = self._delay.moves
+        aligned = self._delay.align(mic, reference)
+        if self._delay.moves != moves:
+            self._canceller.reset()  # what it learned belongs to the old lag
+        words = self._canceller.process(mic, aligned).samples
         loud = np.sqrt(np.mean(np.square(reference.samples.reshape(-1, self._frame)), axis=1)) > AUDIBLE
         with self._lock:
             _write(self._words, mic.start, words)
@@ -64,20 +76,29 @@ class AsrSignal:
             _write(self._reference, mic.start, reference.samples)
             _write(self._audible, mic.start // self._frame, loud)
             self._end = mic.end
+            self._first = mic.start if self._first is None else self._first
 
     def words_for(self, utterance: AudioBlock) -> AudioBlock:
-        """The linear canceller's output over ``utterance``, from up to DOUBLE_TALK_REACH_MS earlier
-        if the speaker was audible as it began (never back into the utterance before it); the
-        utterance as the VAD cut it if that audio is no longer kept."""
+        """The linear canceller's output over ``utterance``; if the speaker was audible as it began,
+        from where the user's voice really began, up to DOUBLE_TALK_REACH_MS earlier (never back into
+        the utterance before it). The utterance as the VAD cut it if that audio is no longer kept."""
         start, end = utterance.start, utterance.end
         with self._lock:
-            kept_from = -1 if self._end is None else self._end - len(self._words)
-            if self._end is None or end > self._end or start < kept_from:
+            if self._end is None or self._first is None or end > self._end:
                 return utterance
-            onset = start + DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000
-            if self._was_audible(start - self._reach, min(onset, end)):
-                before = [e for s, e in self._spans if s < start]
-                start = max(start - self._reach, kept_from, max(before, default=start - self._reach))
+            kept_from = max(self._first, self._end - len(self._words))
+            if start < kept_from:
+                return utterance
+            onset = min(end, start + DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000)
+            before = [e for s, e in self._spans if s < start]
+            reach_from = max(start - self._reach, kept_from, max(before, default=kept_from))
+            if reach_from < start and self._was_audible(reach_from, onset):
+                span = np.arange(reach_from, onset)
+                began = user_onset(
+                    np.take(self._words, span, mode="wrap"), np.take(self._raw, span, mode="wrap"), self.rate
+                )
+                if began is not None:
+                    start = min(start, reach_from + began)
             if (utterance.start, end) not in self._spans:
                 self._spans.append((utterance.start, end))
             words = np.take(self._words, np.arange(start, end), mode="wrap")
@@ -106,6 +127,34 @@ class AsrSignal:
         if not np.any(reference):
             return False
         return _max_correlation(reference, raw) >= ECHO_ONLY
+
+
+def user_onset(words: Samples, raw: Samples, rate: int) -> int | None:
+    """Where the user's voice begins in ``words`` (the linear canceller's output) and goes on to its
+    end without a long gap, less ONSET_MARGIN_MS; None if it holds no user at all.
+
+    A 20 ms frame holds the user when the canceller kept most of the mic's energy there (echo alone
+    loses 10-30 dB to it) and the frame is not silence.
+    """
+    frame = rate * ONSET_FRAME_MS // 1000
+    frames = len(words) // frame
+    if frames == 0:
+        return None
+    tail = len(words) - frames * frame  # whole frames, aligned to the end (the VAD's onset)
+    kept = np.square(words[tail:].reshape(frames, frame), dtype=np.float64).sum(axis=1)
+    heard = np.square(raw[tail:].reshape(frames, frame), dtype=np.float64).sum(axis=1)
+    user = (kept > heard * 10 ** (USER_KEPT_DB / 10)) & (kept > frame * 10 ** (USER_LEVEL_DBFS / 10))
+    gap_frames, first, quiet = ONSET_GAP_MS // ONSET_FRAME_MS, None, 0
+    for index in range(frames - 1, -1, -1):
+        if user[index]:
+            first, quiet = index, 0
+        else:
+            quiet += 1
+            if quiet > gap_frames:
+                break
+    if first is None:
+        return None
+    return max(0, tail + first * frame - ONSET_MARGIN_MS * rate // 1000)
 
 
 def _max_correlation(reference: Samples, raw: Samples) -> float:

@@ -21,7 +21,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.errors import AudioError, ProtocolError
 
 FRAME_MS = 10
-TAIL_MS = 400  # the longest echo path it models: delays up to 300 ms plus the reference's lead and room tail
+TAIL_MS = 250  # the echo path modelled behind the reference EchoDelay moved: up to its MOVE_MS, and the room
 _SET_SAMPLING_RATE = 24  # SPEEX_ECHO_SET_SAMPLING_RATE in speex_echo.h
 _LIBRARY_NAMES = ("speexdsp", "libspeexdsp.so.1")
 _library: ctypes.CDLL | None = None
@@ -107,9 +107,8 @@ class SpeexEchoCanceller:
         return AudioBlock(out.astype(np.float32) / 32767.0, self.rate, mic.start)
 
     def reset(self) -> None:
-        """Forget the learned echo path (a new device or room)."""
+        """Forget the learned echo path (a new device or room, or a reference moved in time)."""
         self._lib.speex_echo_state_reset(self._state)
-        self._next = None
 
     def __del__(self) -> None:
         state, self._state = getattr(self, "_state", None), None

@@ -1,0 +1,57 @@
+"""The echo's lag behind its reference is measured, and the linear canceller's reference moved to it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.echo_delay import MARGIN_MS, EchoDelay, echo_lag
+
+RATE = ENGINE_RATE
+BLOCK = 640
+
+
+def speaker(seconds: float, seed: int = 5) -> np.ndarray:
+    """Noise shaped like speech: bursts with pauses, so a lag is not found by level alone."""
+    rng = np.random.default_rng(seed)
+    frames = round(seconds * RATE)
+    bursts = np.repeat(rng.random(frames // 1600 + 1) > 0.3, 1600)[:frames]
+    return (rng.standard_normal(frames) * 0.1 * bursts).astype(np.float32)
+
+
+def late(signal: np.ndarray, ms: int) -> np.ndarray:
+    shift = ms * RATE // 1000
+    return np.concatenate((np.zeros(shift, np.float32), signal[: len(signal) - shift]))
+
+
+def test_the_lag_of_an_echo_is_found_to_the_sample() -> None:
+    reference = speaker(2.0)
+    mic = late(reference, 180)[-RATE:] * 0.5
+    reach = 400 * RATE // 1000
+
+    assert echo_lag(reference[-(RATE + reach) :], mic, reach) == 180 * RATE // 1000
+
+
+def test_no_lag_is_claimed_without_echo() -> None:
+    reference = speaker(2.0)
+    reach = 400 * RATE // 1000
+
+    assert echo_lag(reference[-(RATE + reach) :], speaker(1.0, seed=9), reach) is None
+    assert echo_lag(reference[-(RATE + reach) :], np.zeros(RATE, np.float32), reach) is None
+
+
+def test_the_reference_is_moved_to_just_before_its_echo() -> None:
+    reference = speaker(4.0)
+    mic = late(reference, 250) * 0.7
+    delay = EchoDelay()
+    aligned = []
+    for start in range(0, len(mic), BLOCK):
+        span = slice(start, start + BLOCK)
+        block = delay.align(AudioBlock(mic[span], RATE, start), AudioBlock(reference[span], RATE, start))
+        assert (block.start, block.frames) == (start, BLOCK)
+        aligned.append(block.samples)
+
+    assert delay.delay == (250 - MARGIN_MS) * RATE // 1000
+    assert delay.moves == 1
+    tail = slice(-RATE, None)  # the last second: the reference now leads its echo by the margin alone
+    assert echo_lag(np.concatenate(aligned)[-(RATE + 800) :], mic[tail], 800) == MARGIN_MS * RATE // 1000

@@ -1,0 +1,97 @@
+"""How far the speaker's echo lags its reference, so the linear canceller models a short tail, not the delay.
+
+An adaptive filter long enough to reach an echo 300 ms late converges slowly (Speex's 400 ms filter
+removed only 1-5 dB of such an echo in its first three seconds of speech, and the user who cut in
+five seconds into a story was still misheard). The bulk delay is easy to find instead: the mic
+correlates with the reference best at the echo's lag. :class:`EchoDelay` measures it every half
+second while the speaker plays, and hands the canceller the reference that much later, less a
+margin, so its filter needs only the room's tail around that lag.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+
+MAX_DELAY_MS = 400  # echo delays up to 300 ms, plus the reference's lead on devices
+WINDOW_MS = 1500  # mic audio correlated with the reference at each look
+EVERY_MS = 500
+MARGIN_MS = 30  # the reference still leads the echo by this much: jitter, and the filter's causal start
+MIN_CORRELATION = 0.4  # a weaker peak (double talk, noise, a silent speaker) is no measurement
+AGREE_MS = 4  # two looks this close in a row are a measurement
+MOVE_MS = 100  # an echo this far into the filter's tail, or nearer its start than a third of the margin,
+# moves the reference; closer lags are left to the filter, since every move makes it learn the room again
+
+
+class EchoDelay:
+    """Delays the reference to where its echo sits in the mic, less MARGIN_MS, as measured lately.
+
+    ``delay`` is the shift in samples applied now; ``moves`` counts its changes (each one makes the
+    canceller learn the room again).
+    """
+
+    def __init__(self, rate: int = ENGINE_RATE) -> None:
+        self.rate = rate
+        self.delay = 0
+        self.moves = 0
+        self._reach = MAX_DELAY_MS * rate // 1000
+        self._window = WINDOW_MS * rate // 1000
+        self._every = EVERY_MS * rate // 1000
+        self._margin = MARGIN_MS * rate // 1000
+        self._agree = AGREE_MS * rate // 1000
+        self._move = MOVE_MS * rate // 1000
+        self._mic = np.zeros(self._window, dtype=np.float32)
+        self._reference = np.zeros(self._window + self._reach, dtype=np.float32)
+        self._since = 0
+        self._candidate: int | None = None
+
+    def align(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        """The reference for ``mic``'s span, moved later by ``delay``; measures the lag now and then."""
+        frames = mic.frames
+        self._mic = np.concatenate((self._mic, mic.samples.astype(np.float32)))[-self._window :]
+        history = np.concatenate((self._reference, reference.samples.astype(np.float32)))
+        self._reference = history[-(self._window + self._reach) :]
+        self._since += frames
+        if self._since >= self._every:
+            self._since = 0
+            self._look()
+        start = len(history) - frames - self.delay
+        return AudioBlock(history[start : start + frames], reference.rate, reference.start)
+
+    def _look(self) -> None:
+        lag = echo_lag(self._reference, self._mic, self._reach)
+        if lag is None:
+            return
+        if self._candidate is None or abs(lag - self._candidate) > self._agree:
+            self._candidate = lag  # one look is a guess: the next must agree
+            return
+        offset = min(lag, self._candidate) - self.delay  # where the echo sits in the filter now
+        if self._margin // 3 <= offset <= self._move:
+            return  # inside the filter's tail, clear of its start: left to the filter
+        delay = max(0, min(lag, self._candidate) - self._margin)
+        if delay != self.delay:
+            self.delay = delay
+            self.moves += 1
+
+
+def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
+    """The lag (0..reach samples) at which ``mic`` best matches the end of ``reference``, or None when
+    the best normalised correlation is below MIN_CORRELATION. ``reference`` is ``reach`` samples
+    longer than ``mic`` and ends where it ends."""
+    mic64 = mic.astype(np.float64)
+    energy_mic = float(np.sum(np.square(mic64)))
+    if energy_mic <= 1e-9:
+        return None
+    size = 1 << (len(reference) + len(mic)).bit_length()
+    products = np.fft.irfft(np.fft.rfft(reference, size) * np.conj(np.fft.rfft(mic64, size)), size)
+    # products[k] pairs mic[n] with reference[n + k]; lag L means mic[n] hears reference[n + reach - L]
+    shifts = np.arange(reach + 1)
+    energy = np.cumsum(np.concatenate(([0.0], np.square(reference.astype(np.float64)))))
+    windows = energy[shifts + len(mic)] - energy[shifts]
+    norm = np.sqrt(np.maximum(windows, 1e-12) * energy_mic)
+    scores = np.abs(products[: reach + 1]) / norm  # a speaker wired the other way round inverts it
+    best = int(np.argmax(scores))
+    if scores[best] < MIN_CORRELATION or windows[best] <= 1e-9:
+        return None
+    return reach - best
