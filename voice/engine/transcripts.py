@@ -52,14 +52,17 @@ def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, thres
 
 
 def is_fragment(transcript: str, voiced_s: float) -> bool:
-    """True for a scrap too short to be someone cutting in: voiced for under FRAGMENT_S, or more words
-    than could be said in the time.
+    """True for a scrap too short to be someone cutting in: at most FRAGMENT_WORDS words, voiced for
+    under FRAGMENT_S or with more words than could be said in the time.
 
     Echo that leaks past the canceller (a burst as it re-adapts) is a fraction of a syllable, which
-    whisper turns into a word or three ("one step.", "We can walk." from 0.22 s); a user who means
-    to stop the reply says more, and no faster than MAX_WORDS_PER_S.
+    whisper turns into a word or three ("one step.", "We can walk." from 0.22 s). More words than that
+    are the user: AEC3 mutes the start of speech over the reply, so the VAD may find only its last
+    fraction of a second, while ASR hears it from where the voice began ("And what should I wear?",
+    voiced 0.24 s on the device loop).
     """
-    return voiced_s < FRAGMENT_S or len(spoken_words(transcript)) > MAX_WORDS_PER_S * voiced_s
+    count = len(spoken_words(transcript))
+    return count <= FRAGMENT_WORDS and (voiced_s < FRAGMENT_S or count > MAX_WORDS_PER_S * voiced_s)
 
 
 def _sound_key(word: str) -> str:
