@@ -2,12 +2,13 @@
 
 Two things damaged the words of a user who talks over the assistant (measured with the echo sweep):
 AEC3's double-talk suppression, and the utterance's start. The VAD listens to AEC3's output, which
-mutes the first few hundred milliseconds of speech over the assistant, so it finds the onset up to
-0.7 s late and the VAD's pre-roll no longer reaches back to the first word ("Sorry, I meant on
-Sunday." became "I'm Anton Sunnade." even from the user's voice alone). :class:`AsrSignal` keeps
-the mic run through a linear canceller (Speex's MDF: it subtracts the echo and suppresses nothing)
-by clock sample, and :class:`TranscribingAsrSignal` hands ASR that signal for each utterance the VAD
-cut, reaching ``DOUBLE_TALK_REACH_MS`` further back when the speaker was audible at its start. The
+mutes the start of speech over the assistant, so it finds the onset up to 1.2 s late and the VAD's
+pre-roll no longer reaches back to the first word ("Sorry, I meant on Sunday." became "I'm Anton
+Sunnade." even from the user's voice alone). :class:`AsrSignal` keeps the mic run through a linear
+canceller (Speex's MDF: it subtracts the echo and suppresses nothing) by clock sample, and
+:class:`TranscribingAsrSignal` hands ASR that signal for each utterance the VAD cut; when the
+speaker was audible at its start, from where the user's voice began in it, up to
+``DOUBLE_TALK_REACH_MS`` earlier (not from a fixed point: whisper turns residual echo into words). The
 VAD and the echo judgement still hear AEC3's output, so the barge-in reaction does not change; ASR
 hears one continuous signal, never a switch from one canceller's output to another's mid-word.
 """
@@ -30,7 +31,7 @@ FRAME_MS = 10
 ECHO_TAIL_MS = 400  # echo may reach the mic this long after the reference played (delay, lead, room)
 AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
 ECHO_ONLY = 0.97  # raw mic this alike to the speaker's own sound (normalised correlation) holds no user
-DOUBLE_TALK_REACH_MS = 600  # the VAD's pre-roll plus this covers its late onsets under AEC3 (up to 0.7 s)
+DOUBLE_TALK_REACH_MS = 1000  # the VAD's pre-roll plus this covers its late onsets under AEC3 (up to 1.2 s)
 ONSET_FRAME_MS = 20
 USER_KEPT_DB = -6.0  # a frame where the canceller kept more of the mic than this holds the user's voice
 USER_LEVEL_DBFS = -55.0  # and is louder than this
