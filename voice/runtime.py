@@ -232,10 +232,12 @@ class ActionRunner:
             return None
         return audio.turn, max(0, min(audio_played_to - audio.base, audio.enqueued))
 
-    def report_progress(self, audio_played_to: int, clock: int) -> None:
+    def report_progress(self, audio_played_to: int, clock: int) -> tuple[int, int] | None:
+        """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
         progress = self.played_of_turn(audio_played_to)
         if progress is not None:
             self.feed(PlaybackProgress(progress[0], progress[1], clock))
+        return progress
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
