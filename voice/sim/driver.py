@@ -28,10 +28,11 @@ from voice.engine.engine import Engine
 from voice.engine.events import TextInput
 from voice.events import event_json
 from voice.llm.port import ChatModel, ChatSettings
-from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
+from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Tools, Work
 from voice.sim.room import ClockSlip, MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
-from voice.sim.scripted_llm import ScriptedThinker
+from voice.sim.scripted_llm import ScriptedChatModel, ScriptedTools
+from voice.sim.virtual_clock import VirtualClock
 from voice.tts.port import Synthesizer
 
 BLOCK = ENGINE_RATE // 50  # 20 ms: one VAD frame per block
@@ -101,7 +102,8 @@ class RoomSimulation:
         session_log: SessionLog | None = None,
     ) -> None:
         self.scenario = scenario
-        self._work = Work(threaded=realtime)
+        self._time = VirtualClock(ENGINE_RATE, realtime=realtime)
+        self._work = Work(threaded=realtime, clock=self._time)
         self._frames = round(scenario.end_s * ENGINE_RATE)
         self._mic = MicTrack(self._frames)
         room = scenario.room
@@ -113,16 +115,17 @@ class RoomSimulation:
         self._echo = EchoPath(pipeline.echo_canceller, EchoReference(lead_ms=0))
         transcriber = self._echo.transcriber(pipeline.transcriber)  # as on devices
         self._clock = 0
-        self._script: ScriptedThinker | None = None
-        self._model: ChatModelThinker | None = None
+        self._script: ScriptedChatModel | None = None
         if isinstance(scenario.llm, ScriptedLlm):
-            self._script = ScriptedThinker(scenario.llm, ENGINE_RATE, self._work)
-            thinker: ScriptedThinker | ChatModelThinker = self._script
+            self._script = ScriptedChatModel(scenario.llm, self._time)
+            model: ChatModel = self._script
+            tools: Tools | None = ScriptedTools(scenario.llm, self._time)
         elif pipeline.chat_model is not None:
-            self._model = ChatModelThinker(pipeline.chat_model, pipeline.chat_settings, self._work)
-            thinker = self._model
+            model, tools = pipeline.chat_model, None
         else:
             raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
+        self._model = ChatModelThinker(model, pipeline.chat_settings, self._work, tools)
+        thinker = self._model
         self._requests = RequestRecorder(thinker)
         self._runner = ActionRunner(
             pipeline.make_engine(),
@@ -181,9 +184,9 @@ class RoomSimulation:
                 if self._work.threaded:
                     time.sleep(max(0.0, started + clock / ENGINE_RATE - time.monotonic()))
                 self._tick()
+            self._check_script()
         finally:
-            if self._model is not None:
-                self._model.cancel_all()
+            self._model.cancel_all()
             self._work.close()
         cues = [
             placed
@@ -204,10 +207,10 @@ class RoomSimulation:
 
     def _tick(self) -> None:
         t = self._clock
-        if self._script is not None:
-            self._script.now = t + BLOCK  # requests sent during this block start their delays from its end
-            for event in self._script.due(t):
-                self._runner.feed(event)
+        # what the model and tools said by now reaches the engine, one waiting job at a time;
+        # requests sent during this block start their delays from its end
+        self._time.advance(t, t + BLOCK, self._runner.feed_finished_work)
+        self._check_script()
         for at, cue in [typed for typed in self._typed if typed[0] <= t]:
             self._typed.remove((at, cue))
             self._runner.feed(TextInput(cue.text or "", cue.input_id))
@@ -226,6 +229,11 @@ class RoomSimulation:
             mic = np.clip(mic + echo_of(self._speaker, t + slip, BLOCK, delay, echo), -1.0, 1.0)
         self._mic.samples[t : t + BLOCK] = mic
         self._duplex.hear(AudioBlock(mic.astype(np.float32), ENGINE_RATE, t, (t + slip) / ENGINE_RATE))
+
+    def _check_script(self) -> None:
+        """A script that ran out of replies is the scenario's error, not a failure of the model."""
+        if self._script is not None and self._script.error is not None:
+            raise self._script.error
 
     def _play(self, t: int) -> None:
         """The speaker plays on true time, up to where the mic's block ends on it."""
