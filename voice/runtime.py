@@ -60,21 +60,49 @@ Failure = Callable[[Exception], Iterable[EngineEvent]]
 NOTICES_KEPT = 100
 
 
+class Clock(Protocol):
+    """Sample-clock time for work that waits (a scripted model between words, a retry's delay).
+
+    ``start`` runs a job that may wait on it; ``sleep_until`` is False if ``cancel`` fired first.
+    """
+
+    rate: int
+
+    @property
+    def now(self) -> int: ...
+
+    def start(self, job: Callable[[], None]) -> None: ...
+
+    def sleep_until(self, sample: int, cancel: CancelToken) -> bool: ...
+
+
 class Work:
     """Runs heavy work inline (deterministic) or on one worker thread per kind (real time).
 
     Results come back through ``inbox`` in the order each kind produced them. Work that raises never
-    vanishes: its ``failed`` mapping turns the exception into the events the engine waits for.
+    vanishes: its ``failed`` mapping turns the exception into the events the engine waits for. Work
+    that ``waits`` on ``clock`` runs through the clock when deterministic (inline, it would block).
     """
 
-    def __init__(self, threaded: bool) -> None:
+    def __init__(self, threaded: bool, clock: Clock | None = None) -> None:
         self.threaded = threaded
+        self.clock = clock
         self.inbox: queue.SimpleQueue[EngineEvent] = queue.SimpleQueue()
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
-    def run(self, kind: str, produce: Callable[[], Iterable[EngineEvent]], failed: Failure) -> None:
+    def run(
+        self,
+        kind: str,
+        produce: Callable[[], Iterable[EngineEvent]],
+        failed: Failure,
+        *,
+        waits: bool = False,
+    ) -> None:
         if not self.threaded:
-            self._deliver(produce, failed)
+            if waits and self.clock is not None:
+                self.clock.start(lambda: self._deliver(produce, failed))
+            else:
+                self._deliver(produce, failed)
             return
         pool = self._pools.get(kind)
         if pool is None:
@@ -119,14 +147,24 @@ class Thinker(Protocol):
     def run_tool(self, turn: int, call: ToolCall) -> None: ...
 
 
-class ChatModelThinker:
-    """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn."""
+Tools = Callable[[ToolCall, CancelToken], ToolResult]
 
-    def __init__(self, model: ChatModel, settings: ChatSettings, work: Work) -> None:
+
+class ChatModelThinker:
+    """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn.
+
+    ``tools`` runs the calls the model makes (on the ``tool`` worker); without it every call fails.
+    """
+
+    def __init__(
+        self, model: ChatModel, settings: ChatSettings, work: Work, tools: Tools | None = None
+    ) -> None:
         self._model = model
         self._settings = settings
         self._work = work
+        self._tools = tools
         self._tokens: dict[int, CancelToken] = {}  # streams still running, by turn
+        self._tool_tokens: dict[int, list[CancelToken]] = {}  # tools started, by turn
         self._lock = threading.Lock()  # streams end on the worker while the loop sends and cancels
 
     def send(self, request: Request, delay_s: float) -> None:
@@ -136,7 +174,7 @@ class ChatModelThinker:
 
         def produce() -> Iterator[EngineEvent]:
             try:
-                if delay_s and self._work.threaded and token.wait(delay_s):
+                if delay_s and self._wait(delay_s, token):
                     return  # cancelled while waiting to retry
                 yield from stream_turn(self._model, request, token, self._settings)
             finally:  # a finished stream's token is dropped, so a long session keeps none of them
@@ -150,13 +188,21 @@ class ChatModelThinker:
             error = LLMError(ErrorCode.PROTOCOL, Dispatch.UNKNOWN, describe(exc), retriable=False)
             return [LlmFailed(request.turn, error)]
 
-        self._work.run("llm", produce, failed)
+        self._work.run("llm", produce, failed, waits=True)
+
+    def _wait(self, delay_s: float, token: CancelToken) -> bool:
+        """Wait ``delay_s`` before a retry, on the work's clock if it has one; True if cancelled."""
+        clock = self._work.clock
+        if clock is not None:
+            return not clock.sleep_until(clock.now + round(delay_s * clock.rate), token)
+        return self._work.threaded and token.wait(delay_s)
 
     def cancel(self, turn: int) -> None:
         with self._lock:
-            token = self._tokens.pop(turn, None)
-        if token is not None:
-            token.cancel("the user interrupted")
+            tokens = [self._tokens.pop(turn, None), *self._tool_tokens.pop(turn, [])]
+        for token in tokens:
+            if token is not None:
+                token.cancel("the user interrupted")
 
     def cancel_all(self) -> None:
         with self._lock:
@@ -165,9 +211,30 @@ class ChatModelThinker:
             self.cancel(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
-        """No tools are offered to a real model yet, so a call it makes up anyway fails and says so."""
-        result = ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
-        self._work.inbox.put(ToolDone(turn, result))
+        """Run ``call`` with the tools given; without any, a call the model makes up fails and says so."""
+        tools = self._tools
+        if tools is None:
+            result = ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
+            self._work.inbox.put(ToolDone(turn, result))
+            return
+        token = CancelToken()
+        with self._lock:
+            self._tool_tokens.setdefault(turn, []).append(token)
+
+        def produce() -> list[EngineEvent]:
+            result = tools(call, token)
+            with self._lock:
+                started = self._tool_tokens.get(turn, [])
+                if token in started:
+                    started.remove(token)
+                if not started:
+                    self._tool_tokens.pop(turn, None)
+            return [] if token.cancelled else [ToolDone(turn, result)]
+
+        def failed(exc: Exception) -> list[EngineEvent]:
+            return [ToolDone(turn, ToolResult(call.id, f"Failed: {describe(exc)}", failed=True))]
+
+        self._work.run("tool", produce, failed, waits=True)
 
 
 @dataclass
@@ -232,10 +299,12 @@ class ActionRunner:
             return None
         return audio.turn, max(0, min(audio_played_to - audio.base, audio.enqueued))
 
-    def report_progress(self, audio_played_to: int, clock: int) -> None:
+    def report_progress(self, audio_played_to: int, clock: int) -> tuple[int, int] | None:
+        """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
         progress = self.played_of_turn(audio_played_to)
         if progress is not None:
             self.feed(PlaybackProgress(progress[0], progress[1], clock))
+        return progress
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:

@@ -157,3 +157,20 @@ def test_pull_from_another_thread_loses_and_repeats_nothing() -> None:
 def test_stereo_audio_is_refused() -> None:
     with pytest.raises(AudioError, match="mono"):
         PlaybackBuffer().enqueue(np.zeros((10, 2), dtype=np.float32))
+
+
+def test_the_clock_a_played_sample_went_out_at_is_found_again_after_a_pause() -> None:
+    buffer = PlaybackBuffer(start=1000)
+    buffer.enqueue(np.full(3 * BLOCK, 0.5, np.float32))
+    buffer.pull(BLOCK)
+    buffer.pause()
+    buffer.pull(BLOCK)  # the fade, then silence
+    buffer.pull(BLOCK)
+    buffer.resume()
+    buffer.pull(BLOCK)
+
+    assert buffer.clock_of(0) is None  # nothing before the first sample
+    assert buffer.clock_of(BLOCK) == 1000 + BLOCK
+    played = buffer.audio_played_to
+    assert buffer.clock_of(played) == 1000 + 4 * BLOCK
+    assert buffer.audio_played_at(buffer.clock_of(played) or 0) == played

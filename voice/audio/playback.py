@@ -169,6 +169,18 @@ class PlaybackBuffer:
             run = self._runs[at]
             return run.index + min(run.length, clock_sample - run.clock)
 
+    def clock_of(self, audio_played_to: int) -> int | None:
+        """The inverse of ``audio_played_at``: the output-clock sample right after the enqueued sample
+        just before ``audio_played_to`` was handed out; None if that is forgotten or never was."""
+        with self._lock:
+            at = bisect.bisect_left(self._runs, audio_played_to, key=lambda run: run.index) - 1
+            if at < 0:
+                return None
+            run = self._runs[at]
+            if audio_played_to > run.index + run.length:
+                return None
+            return run.clock + audio_played_to - run.index
+
     def _drain(self, queue: deque[tuple[int, Samples]], out: Samples, filled: int) -> int:
         """Move audio from ``queue`` into ``out[filled:]``; returns the new fill level. Lock held."""
         while filled < len(out) and queue:
