@@ -38,11 +38,17 @@ class Heard:
         return Transcript("Sorry, I meant on Sunday.", self._words)
 
 
-def room(seconds: float, speaker_until_s: float = 0.0) -> tuple[AsrSignal, np.ndarray]:
-    """A mic of quiet noise; the speaker plays (into a room that does not echo) until ``speaker_until_s``."""
+def room(
+    seconds: float, speaker_until_s: float = 0.0, voice: tuple[tuple[float, float], ...] = ((0.0, 99.0),)
+) -> tuple[AsrSignal, np.ndarray]:
+    """A mic that hears a user (noise) over the ``voice`` spans (seconds) and silence elsewhere; the
+    speaker plays (into a room that does not echo) until ``speaker_until_s``."""
     rng = np.random.default_rng(1)
     frames = round(seconds * ENGINE_RATE)
-    mic = rng.standard_normal(frames).astype(np.float32) * 0.05
+    mic = np.zeros(frames, np.float32)
+    for begin, end in voice:
+        span = slice(round(begin * ENGINE_RATE), round(end * ENGINE_RATE))
+        mic[span] = rng.standard_normal(len(mic[span])).astype(np.float32) * 0.05
     speaker = rng.standard_normal(frames).astype(np.float32) * 0.1
     speaker[round(speaker_until_s * ENGINE_RATE) :] = 0.0
     signal = AsrSignal()
@@ -71,32 +77,46 @@ def test_with_the_speaker_silent_asr_hears_the_mic_over_the_span_the_vad_cut() -
     assert np.corrcoef(words.samples, mic[utterance.start : utterance.end])[0, 1] > 0.95
 
 
-def test_speech_begun_over_the_assistant_is_heard_from_before_the_vads_late_onset() -> None:
+def test_speech_begun_over_the_assistant_is_heard_from_where_the_voice_began() -> None:
     heard = Heard((TimedWord("Sorry", 0.1, 0.4),))
-    signal, _ = room(4.0, speaker_until_s=2.0)  # the assistant talks until the barge-in pauses it
+    # the assistant talks until the barge-in pauses it; the user began 0.7 s before the VAD's cut
+    signal, _ = room(4.0, speaker_until_s=2.0, voice=((0.8, 3.5),))
     utterance = cut(1.5, 2.0)
 
     transcript = TranscribingAsrSignal(heard, signal).transcribe(utterance, word_timings=True)
 
     (words,) = heard.audio
-    assert (words.start, words.end) == (utterance.start - REACH, utterance.end)
-    assert transcript.words == (TimedWord("Sorry", 0.1 - REACH / ENGINE_RATE, 0.4 - REACH / ENGINE_RATE),)
+    began = round(0.8 * ENGINE_RATE) - ONSET_MARGIN_MS * ENGINE_RATE // 1000
+    assert (words.start, words.end) == (began, utterance.end)
+    shift = (utterance.start - began) / ENGINE_RATE
+    assert transcript.words == (TimedWord("Sorry", 0.1 - shift, 0.4 - shift),)
+
+
+def test_without_a_beginning_within_reach_asr_hears_the_vads_cut() -> None:
+    heard = Heard()
+    signal, _ = room(4.0, speaker_until_s=2.0)  # a voice (or echo the canceller kept) all along
+
+    TranscribingAsrSignal(heard, signal).transcribe(cut(1.5, 2.0))
+
+    assert heard.audio[0].start == cut(1.5, 2.0).start
 
 
 def test_the_reach_back_stops_where_the_utterance_before_ended() -> None:
     heard = Heard()
-    signal, _ = room(6.0, speaker_until_s=6.0)
+    # one utterance, a pause, and the next voice began just before the first utterance's cut ended
+    signal, _ = room(6.0, speaker_until_s=6.0, voice=((0.36, 2.3), (2.5, 5.0)))
     asr = TranscribingAsrSignal(heard, signal)
-    first, second = cut(1.0, 2.0), cut(3.2, 1.5)
+    first, second = cut(0.6, 2.0), cut(3.2, 1.5)
 
     asr.transcribe(first)
     asr.transcribe(second)
     asr.transcribe(cut(3.2, 2.0))  # the same utterance again, once endpointing confirmed it
 
+    margin = ONSET_MARGIN_MS * ENGINE_RATE // 1000
     assert [(a.start, a.end) for a in heard.audio] == [
-        (first.start - REACH, first.end),
-        (first.end, second.end),
-        (first.end, second.start + 2 * ENGINE_RATE),
+        (round(0.36 * ENGINE_RATE) - margin, first.end),  # its voice began 0.24 s before the cut
+        (second.start, second.end),  # not back into the first: where the voice began is not known
+        (second.start, second.start + 2 * ENGINE_RATE),
     ]
 
 

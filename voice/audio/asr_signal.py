@@ -132,10 +132,13 @@ class AsrSignal:
 
 def user_onset(words: Samples, raw: Samples, rate: int) -> int | None:
     """Where the user's voice begins in ``words`` (the linear canceller's output) and goes on to its
-    end without a long gap, less ONSET_MARGIN_MS; None if it holds no user at all.
+    end without a long gap, less ONSET_MARGIN_MS; None if it holds no user, or if no quiet stretch
+    before it shows where it began.
 
     A 20 ms frame holds the user when the canceller kept most of the mic's energy there (echo alone
-    loses 10-30 dB to it) and the frame is not silence.
+    loses 10-30 dB to it) and the frame is not silence. A canceller still learning the room (after a
+    glitch moved the reference) keeps most of the echo too: then every frame looks like the user, no
+    beginning is found, and ASR hears the VAD's cut alone rather than a second of echo.
     """
     frame = rate * ONSET_FRAME_MS // 1000
     frames = len(words) // frame
@@ -153,6 +156,8 @@ def user_onset(words: Samples, raw: Samples, rate: int) -> int | None:
             quiet += 1
             if quiet > gap_frames:
                 break
+    else:
+        return None  # the voice runs on to the start of the span: where it began is not in it
     if first is None:
         return None
     return max(0, tail + first * frame - ONSET_MARGIN_MS * rate // 1000)
