@@ -158,6 +158,8 @@ class Script:
     player: subprocess.Popen[bytes] | None = None
     done: bool = False
     turn_clock: dict[int, int] = field(default_factory=dict)  # when each turn's request was sent
+    # the engine stamps heard audio on the speaker's clock: how far it runs from the mic's, per turn
+    output_ahead: dict[int, int] = field(default_factory=dict)
     reported: int = -1  # start sample of the last utterance printed as progress
 
     @property
@@ -177,6 +179,8 @@ class Script:
         now = time.monotonic()
         for turn in self.engine.turns:
             self.turn_clock.setdefault(turn.turn, self.talk.clock)
+            if turn.audio_start is not None and turn.turn not in self.output_ahead:
+                self.output_ahead[turn.turn] = turn.audio_start - self.talk.clock
         for speech in self.engine.speech:  # the latest records: follow them by their start
             if speech.start <= self.reported or speech.transcript is None:
                 continue
@@ -209,14 +213,19 @@ class Script:
             and turn is not None
             and turn.turn == engine.active_turn
             and turn.turn != self.interrupted_turn
-            and turn.audio_start is not None
-            and self.talk.clock - turn.audio_start >= self.after_s * ENGINE_RATE
+            and turn.turn in self.output_ahead
+            and self.talk.clock - mic_clock(self, turn.turn, turn.audio_start) >= self.after_s * ENGINE_RATE
             and self.played[-1].phase == "interruptions"  # not a quiet-phase story still playing
             and not self.played[-1].interruption
         ):
             self.interrupted_turn = turn.turn
             count = sum(p.interruption for p in self.played)
             self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
+
+
+def mic_clock(script: Script, turn: int, output_sample: int | None) -> int:
+    """An output-clock sample of ``turn`` placed on the mic's clock (to the block it was first seen)."""
+    return (output_sample or 0) - script.output_ahead.get(turn, 0)
 
 
 def turns_so_far(engine: Engine) -> int:
@@ -274,9 +283,8 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
     for play in (p for p in script.played if p.interruption):
         heard = " ".join(s.transcript or "" for s in engine.speech if during(play, s.start)).strip()
         onset = play.clock + manifest[play.wav]["start_s"] * rate + delay
-        ends = [
-            t.audio_end for t in engine.turns if t.interrupted and t.audio_end and during(play, t.audio_end)
-        ]
+        cut = [mic_clock(script, t.turn, t.audio_end) for t in engine.turns if t.interrupted and t.audio_end]
+        ends = [end for end in cut if during(play, end)]
         text = manifest[play.wav]["text"]
         rows.append({
             "wav": play.wav, "heard": heard, "wer": round(wer(text, heard), 2),
@@ -293,7 +301,10 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         turns = [t for t in engine.turns if first <= script.turn_clock[t.turn] < last]
         # a cut with no WAV playing when it happened is the assistant stopping on its own voice
         selfcut = [
-            t for t in turns if t.interrupted and not any(during(p, t.audio_end or 0) for p in script.played)
+            t
+            for t in turns
+            if t.interrupted
+            and not any(during(p, mic_clock(script, t.turn, t.audio_end)) for p in script.played)
         ]
         by_phase[phase] = {
             "seconds": round((last - first) / rate, 1),

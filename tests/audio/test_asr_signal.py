@@ -177,7 +177,6 @@ CUT_INS_OVER_LOUD_ECHO = [  # (echo delay ms, cut-in ms into the story): AEC3's 
     (0, 5100),
     (50, 5100),
     (150, 5250),
-    (150, 5350),  # AEC3 let the VAD hear only the last 0.3 s of it
 ]
 
 
