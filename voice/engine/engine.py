@@ -280,9 +280,8 @@ class Engine:
         genuine = is_meaningful(event.text)
         if genuine and turn is not None and turn.record.barge_in is not None:
             voiced_s = (record.end - record.start) / self.rate
-            played = self._recently_played(turn)
-            genuine = not sounds_like_echo(event.text, *played)
-            genuine = genuine and not is_fragment(event.text, voiced_s, *played)
+            genuine = not sounds_like_echo(event.text, *self._recently_played(turn))
+            genuine = genuine and not is_fragment(event.text, voiced_s)
         elif genuine and turn is None and self._last_reply is not None:
             words, count, ended = self._last_reply
             tail = record.start - ended < ECHO_TAIL_S * self.rate

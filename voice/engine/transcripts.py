@@ -19,7 +19,6 @@ SAME_STEM = (
 FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of which only the first is right
 ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
 FRAGMENT_S = 0.3  # voiced for less than this over the reply, it is a scrap of leaked echo
-LOOSE_ECHO = 0.5  # a long transcript of a short scrap is echo when half its words are the reply's
 MAX_WORDS_PER_S = 8.0  # faster than anyone speaks: whisper guessing words into a scrap of sound
 
 
@@ -52,21 +51,15 @@ def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, thres
     return len(heard) <= FRAGMENT_WORDS and any(_similarity(heard[0], word) for word in at_onset)
 
 
-def is_fragment(transcript: str, voiced_s: float, recently_played: str = "", at_pause: int = 0) -> bool:
+def is_fragment(transcript: str, voiced_s: float) -> bool:
     """True for a scrap too short to be someone cutting in: voiced for under FRAGMENT_S, or more words
-    than could be said in the time, and either a few words or mostly the reply's own.
+    than could be said in the time.
 
     Echo that leaks past the canceller (a burst as it re-adapts) is a fraction of a syllable, which
-    whisper turns into a word or three ("one step.", "We can walk." from 0.22 s). More words than that
-    from a short voiced span are the user, unless half of them are the reply's words around the pause
-    (``recently_played``, as for :func:`sounds_like_echo`): AEC3 mutes the start of speech over the
-    reply, so the VAD may find only its last fraction of a second, while ASR hears it from where the
-    voice began ("And what should I wear?", voiced 0.24 s on the device loop).
+    whisper turns into a word or three ("one step.", "We can walk." from 0.22 s); a user who means
+    to stop the reply says more, and no faster than MAX_WORDS_PER_S.
     """
-    count = len(spoken_words(transcript))
-    if voiced_s >= FRAGMENT_S and count <= MAX_WORDS_PER_S * voiced_s:
-        return False
-    return count <= FRAGMENT_WORDS or sounds_like_echo(transcript, recently_played, at_pause, LOOSE_ECHO)
+    return voiced_s < FRAGMENT_S or len(spoken_words(transcript)) > MAX_WORDS_PER_S * voiced_s
 
 
 def _sound_key(word: str) -> str:
