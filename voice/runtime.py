@@ -12,7 +12,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.port import Transcriber
@@ -237,15 +236,6 @@ class ChatModelThinker:
         self._work.run("tool", produce, failed, waits=True)
 
 
-@dataclass
-class _TurnAudio:
-    """Where a turn's audio starts in the buffer's enqueue index, and how much of it was queued."""
-
-    turn: int
-    base: int
-    enqueued: int = 0
-
-
 class ActionRunner:
     """Feeds events to the engine and carries out the actions it returns, until nothing is left to do."""
 
@@ -268,7 +258,6 @@ class ActionRunner:
         self._thinker = thinker
         self._work = work
         self.session_log = session_log  # the kiosk starts a new one for a new conversation
-        self._audio: _TurnAudio | None = None  # the reply audio queued since the last stop
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
@@ -294,10 +283,9 @@ class ActionRunner:
 
     def played_of_turn(self, audio_played_to: int) -> tuple[int, int] | None:
         """(turn, samples of its audio played) for the turn in flight, given the buffer's enqueue index."""
-        audio = self._audio
-        if audio is None or audio.turn != self.engine.active_turn:
-            return None
-        return audio.turn, max(0, min(audio_played_to - audio.base, audio.enqueued))
+        turn = self.engine.active_turn
+        played = self.buffer.played_of(turn, audio_played_to)
+        return None if turn is None or played is None else (turn, played)
 
     def report_progress(self, audio_played_to: int, clock: int) -> tuple[int, int] | None:
         """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
@@ -331,18 +319,14 @@ class ActionRunner:
                     lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))],
                     lambda exc: [SynthesisFailed(turn, chunk, describe(exc))],
                 )
-            case Play(turn=turn, audio=audio):
-                index = self.buffer.enqueue(audio.samples)
-                if self._audio is None or self._audio.turn != turn:
-                    self._audio = _TurnAudio(turn, index)
-                self._audio.enqueued += audio.frames
+            case Play(turn=turn, audio=audio, at=at):
+                self.buffer.enqueue(audio.samples, turn, at)
             case PausePlayback():
                 self.buffer.pause()
             case ResumePlayback():
                 self.buffer.resume()
             case StopPlayback():
                 self.buffer.stop()
-                self._audio = None  # a retried attempt counts its audio afresh
             case RunTool(turn=turn, call=call):
                 self._thinker.run_tool(turn, call)
             case SpeakNotice(text=text):

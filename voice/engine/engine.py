@@ -20,7 +20,7 @@ from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.continuation import Conversation, Request
-from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
+from voice.conversation.items import ABANDONED_RUNNING, ToolResult
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
@@ -100,17 +100,14 @@ class Vad(Protocol):
 class _Turn:
     request: Request
     record: TurnRecord
-    ledger: PlaybackLedger = field(default_factory=PlaybackLedger)
+    ledger: PlaybackLedger  # the conversation's reply in flight: its text, audio queued and played
     chunker: SpeechChunker = field(default_factory=SpeechChunker)
     attempt: int = 1
     first_chunk: int = 0  # chunks numbered below this belong to a failed earlier attempt
     chunks_asked: int = 0
     chunks_done: int = 0
-    enqueued: int = 0
-    played: int = 0
     llm_done: bool = False
     paused: bool = False
-    calls: list[ToolCall] = field(default_factory=list)
     tools_waiting: set[str] = field(default_factory=set)
     tools_started: bool = False
     cut_at: int | None = None  # the user moved on at this sample while the turn's tools ran
@@ -123,7 +120,7 @@ class _Turn:
         return self.request.turn
 
     def all_audio_played(self) -> bool:
-        return self.llm_done and self.chunks_done == self.chunks_asked and self.played >= self.enqueued
+        return self.llm_done and self.chunks_done == self.chunks_asked and not self.ledger.playing
 
 
 Handler = Callable[["Engine", Any], list[EngineAction]]
@@ -190,7 +187,7 @@ class Engine:
     def assistant_audible(self) -> bool:
         """True while reply audio is playing (the VAD then needs barge-in settings)."""
         turn = self._turn
-        return turn is not None and not turn.paused and turn.played < turn.enqueued
+        return turn is not None and not turn.paused and turn.ledger.playing
 
     def _require_turn(self) -> _Turn:
         if self._turn is None:
@@ -231,7 +228,7 @@ class Engine:
         turn = self._turn
         if turn is None or turn.paused:
             return []
-        if turn.played < turn.enqueued and turn.record.barge_in is None:
+        if turn.ledger.playing and turn.record.barge_in is None:
             turn.record.barge_in = event.sample
         turn.paused = True
         return [PausePlayback(turn.number)]
@@ -355,7 +352,7 @@ class Engine:
         """The words around the pause (what an echo of the assistant's own voice would repeat), and
         how many of them had been heard at the pause."""
         words = [word.text for word in turn.ledger.words()]
-        heard = turn.ledger.heard_word_count(turn.played)
+        heard = turn.ledger.heard_word_count()
         first = max(0, heard - before)
         return " ".join(words[first : heard + after]), heard - first
 
@@ -413,7 +410,7 @@ class Engine:
         return self._start_turn(request)
 
     def _start_turn(self, request: Request) -> list[EngineAction]:
-        turn = _Turn(request, TurnRecord(request.turn), input_end=self._input_end)
+        turn = _Turn(request, TurnRecord(request.turn), self.conversation.reply, input_end=self._input_end)
         self._input_end = None
         self.turns.append(turn.record)
         self._turn = turn
@@ -441,7 +438,7 @@ class Engine:
 
     def _cancel(self, turn: _Turn) -> list[EngineAction]:
         """The user cut in: stop for good and keep exactly what they heard."""
-        heard = turn.ledger.heard(turn.played)
+        heard = turn.ledger.heard()
         turn.record.interrupted = True
         turn.record.spoken = heard
         turn.record.reply = turn.ledger.text.strip()
@@ -459,7 +456,7 @@ class Engine:
             return
         if turn is None:
             self.phase = Phase.THINKING if self._transcribing else Phase.LISTENING
-        elif turn.enqueued > turn.played and not turn.paused:
+        elif turn.ledger.playing and not turn.paused:
             self.phase = Phase.SPEAKING
         else:
             self.phase = Phase.THINKING
@@ -469,13 +466,11 @@ class Engine:
     def _on_llm_text(self, event: LlmText) -> list[EngineAction]:
         turn = self._require_turn()
         self.conversation.add_text(event.text)
-        turn.ledger.add_text(event.text)
         return self._ask_synthesis(turn, turn.chunker.feed(event.text))
 
     def _on_llm_tool_call(self, event: LlmToolCall) -> list[EngineAction]:
         turn = self._require_turn()
         self.conversation.add_tool_call(event.call)
-        turn.calls.append(event.call)
         turn.record.tool_calls.append(event.call.name)
         return []
 
@@ -502,7 +497,7 @@ class Engine:
 
     def _fail(self, turn: _Turn, reason: str, dispatch: str | None, notice: str) -> list[EngineAction]:
         """End the turn as failed: its words stay out of the history and the user's input stays pending."""
-        heard = turn.ledger.heard(turn.played)
+        heard = turn.ledger.heard()
         turn.record.error = reason
         turn.record.reply = turn.ledger.text.strip()
         turn.record.spoken = heard
@@ -513,7 +508,7 @@ class Engine:
 
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
-        heard = turn.ledger.heard(turn.played)
+        heard = turn.ledger.heard()
         error = event.error
         self._emit(Failure(error.code.value, str(error), error.dispatch.value, error.retriable, self._now()))
         if event.error.code is ErrorCode.TOO_LARGE and not turn.trimmed and not heard:
@@ -530,8 +525,7 @@ class Engine:
         turn.request = request
         turn.attempt += 1
         turn.first_chunk = turn.chunks_done = turn.chunks_asked
-        turn.ledger, turn.chunker, turn.calls = PlaybackLedger(), SpeechChunker(), []
-        turn.enqueued = turn.played = 0
+        turn.ledger, turn.chunker = self.conversation.reply, SpeechChunker()
         return [StopPlayback(turn.number), SendRequest(request, delay_s)]
 
     def _ask_synthesis(self, turn: _Turn, chunks: list[str]) -> list[EngineAction]:
@@ -550,17 +544,17 @@ class Engine:
         if event.chunk != turn.chunks_done:
             raise ProtocolError(f"chunk {event.chunk} synthesized before chunk {turn.chunks_done}")
         turn.chunks_done += 1
-        offset = turn.enqueued
-        turn.ledger.place([SampleSpan(offset + w.start, offset + w.end) for w in event.synthesis.words])
-        turn.enqueued += event.synthesis.audio.frames
+        audio = event.synthesis.audio
+        words = tuple(SampleSpan(word.start, word.end) for word in event.synthesis.words)
+        at = turn.ledger.queue_audio(audio.frames, list(words))
         self._settle_phase()
-        return [Play(turn.number, event.synthesis.audio)]
+        return [Play(turn.number, audio, at, words)]
 
     def _on_progress(self, event: PlaybackProgress) -> list[EngineAction]:
         turn = self._require_turn()
         if event.played > 0 and turn.record.audio_start is None:
             turn.record.audio_start = event.clock - event.played
-        if event.played > turn.played:
+        if event.played > turn.ledger.played:
             turn.record.audio_end = event.clock
             turn.record.spoken = turn.ledger.heard(event.played)
             words = turn.ledger.heard_word_count(event.played)
@@ -568,7 +562,7 @@ class Engine:
                 turn.heard_words = words
                 text = turn.record.spoken.strip()
                 self._emit(ResponseHeard(turn.number, text, words, self._now(event.clock)))
-        turn.played = event.played
+        turn.ledger.note_played(event.played)
         return self._finish_if_done(turn)
 
     def _finish_if_done(self, turn: _Turn) -> list[EngineAction]:
@@ -576,13 +570,14 @@ class Engine:
         if turn.paused or not turn.all_audio_played():
             self._settle_phase()
             return []
-        if turn.calls and not turn.tools_started:
+        calls = self.conversation.tool_calls
+        if calls and not turn.tools_started:
             turn.tools_started = True
-            turn.tools_waiting = {call.id for call in turn.calls}
+            turn.tools_waiting = {call.id for call in calls}
             self._settle_phase()
-            for call in turn.calls:
+            for call in calls:
                 self._emit(ToolCalled(turn.number, call.id, call.name, call.arguments, self._now()))
-            return [RunTool(turn.number, call) for call in turn.calls]
+            return [RunTool(turn.number, call) for call in calls]
         if turn.tools_waiting:
             return []
         self.conversation.complete()
@@ -640,7 +635,7 @@ class Engine:
 
     def _end_whole(self, turn: _Turn) -> list[EngineAction]:
         """A reply heard in full ends while the user moves on (its tools done or abandoned)."""
-        self.conversation.cancel(turn.ledger.heard(turn.played), reply_finished=True)
+        self.conversation.cancel(turn.ledger.heard(), reply_finished=True)
         turn.record.spoken = turn.ledger.text.strip()
         self._emit_done(turn)
         self._turn = None
