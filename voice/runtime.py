@@ -37,10 +37,10 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import Engine
 from voice.engine.events import (
+    AudioPlayed,
     EngineEvent,
     LlmFailed,
     PartFailed,
-    PlaybackProgress,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -141,7 +141,8 @@ class Thinker(Protocol):
 
     def send(self, request: Request, delay_s: float) -> None: ...
 
-    def cancel(self, turn: int) -> None: ...
+    def stop_turn(self, turn: int) -> None:
+        """Stop the turn's LLM stream and the tools it started, for good."""
 
     def run_tool(self, turn: int, call: ToolCall) -> None: ...
 
@@ -196,18 +197,18 @@ class ChatModelThinker:
             return not clock.sleep_until(clock.now + round(delay_s * clock.rate), token)
         return self._work.threaded and token.wait(delay_s)
 
-    def cancel(self, turn: int) -> None:
+    def stop_turn(self, turn: int) -> None:
         with self._lock:
             tokens = [self._tokens.pop(turn, None), *self._tool_tokens.pop(turn, [])]
         for token in tokens:
             if token is not None:
                 token.cancel("the user interrupted")
 
-    def cancel_all(self) -> None:
+    def stop_all(self) -> None:
         with self._lock:
             turns = list(self._tokens)
         for turn in turns:
-            self.cancel(turn)
+            self.stop_turn(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
         """Run ``call`` with the tools given; without any, a call the model makes up fails and says so."""
@@ -291,7 +292,7 @@ class ActionRunner:
         """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
         progress = self.played_of_turn(audio_played_to)
         if progress is not None:
-            self.feed(PlaybackProgress(progress[0], progress[1], clock))
+            self.feed(AudioPlayed(progress[0], progress[1], clock))
         return progress
 
     def _carry_out(self, action: EngineAction) -> None:
@@ -311,7 +312,7 @@ class ActionRunner:
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn):
-                self._thinker.cancel(turn)
+                self._thinker.stop_turn(turn)
             case Synthesize(turn=turn, chunk=chunk, text=text):
                 synthesizer = self._synthesizer
                 self._work.run(

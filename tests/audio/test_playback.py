@@ -43,7 +43,7 @@ def test_counts_include_silence_and_follow_the_clock_start() -> None:
     assert buffer.enqueue(tone(100)) == 100
     buffer.pull(BLOCK)
 
-    progress = buffer.progress()
+    progress = buffer.counters()
     assert (progress.position, progress.handed_out, progress.audio_played_to, progress.queued_frames) == (
         48_640, 640, 200, 0,
     )  # fmt: skip

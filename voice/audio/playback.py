@@ -33,7 +33,7 @@ _RUN_HISTORY = 1024
 
 
 @dataclass(frozen=True)
-class PlaybackProgress:
+class PlaybackCounters:
     """A consistent snapshot of the counters (reading the properties one by one races the device thread)."""
 
     position: int
@@ -189,9 +189,9 @@ class PlaybackBuffer:
         with self._lock:
             return self._played_to
 
-    def progress(self) -> PlaybackProgress:
+    def counters(self) -> PlaybackCounters:
         with self._lock:
-            return PlaybackProgress(
+            return PlaybackCounters(
                 self.start + self._handed_out, self._handed_out, self._played_to, self._queued
             )
 

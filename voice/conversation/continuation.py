@@ -229,14 +229,14 @@ class Conversation:
         self._commit_turn(active, reply, interrupted=False, not_run=NOT_RUN_UNFINISHED)
         self._record(TurnEnded(active.turn, False, reply, reply))
 
-    def cancel(self, heard: str, cut_s: float | None = None, *, reply_finished: bool = False) -> None:
+    def cut_in(self, heard: str, cut_s: float | None = None, *, reply_finished: bool = False) -> None:
         """The user cut in: only what was heard (and complete tool calls) crosses into the history.
 
         With nothing crossing, no assistant item is written and the user's input stays pending, to be
         merged with what they say next. A finished reply the user heard whole is carried whole, not
         marked interrupted (they cut in while its tools ran).
         """
-        active = self._require_active("cancel")
+        active = self._require_active("cut in")
         heard = heard.strip()
         generated = active.reply.text.strip()
         if not generated.startswith(heard):
