@@ -78,13 +78,15 @@ def test_asleep_only_the_wake_phrase_gets_through_and_wakes_it() -> None:
     sleep.fall_asleep()
     audio = AudioBlock(np.zeros(160, np.float32), ENGINE_RATE)
 
-    assert WakeGate(Saying("What is on today?"), "hey kiosk", sleep).transcribe(audio).text == ""
+    def heard(text: str) -> str:
+        return WakeGate(Saying(text), "hey kiosk", sleep).transcribe(audio).text
+
+    assert heard("What is on today?") == ""
     assert sleep.asleep
-    assert (
-        WakeGate(Saying("Hey kiosk, what is on?"), "hey kiosk", sleep).transcribe(audio).text == "what is on?"
-    )
-    assert not sleep.asleep and woken == [True]
-    assert WakeGate(Saying("And tomorrow?"), "hey kiosk", sleep).transcribe(audio).text == "And tomorrow?"
+    assert heard("Hey kiosk, what is on?") == "what is on?"
+    assert not sleep.asleep
+    assert woken == [True]
+    assert heard("And tomorrow?") == "And tomorrow?"
 
 
 def test_reading_pace_gives_every_word_its_time_in_order() -> None:
