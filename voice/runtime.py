@@ -12,7 +12,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.port import Transcriber
@@ -38,10 +37,10 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import Engine
 from voice.engine.events import (
+    AudioPlayed,
     EngineEvent,
     LlmFailed,
     PartFailed,
-    PlaybackProgress,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -142,7 +141,8 @@ class Thinker(Protocol):
 
     def send(self, request: Request, delay_s: float) -> None: ...
 
-    def cancel(self, turn: int) -> None: ...
+    def stop_turn(self, turn: int) -> None:
+        """Stop the turn's LLM stream and the tools it started, for good."""
 
     def run_tool(self, turn: int, call: ToolCall) -> None: ...
 
@@ -197,18 +197,18 @@ class ChatModelThinker:
             return not clock.sleep_until(clock.now + round(delay_s * clock.rate), token)
         return self._work.threaded and token.wait(delay_s)
 
-    def cancel(self, turn: int) -> None:
+    def stop_turn(self, turn: int) -> None:
         with self._lock:
             tokens = [self._tokens.pop(turn, None), *self._tool_tokens.pop(turn, [])]
         for token in tokens:
             if token is not None:
                 token.cancel("the user interrupted")
 
-    def cancel_all(self) -> None:
+    def stop_all(self) -> None:
         with self._lock:
             turns = list(self._tokens)
         for turn in turns:
-            self.cancel(turn)
+            self.stop_turn(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
         """Run ``call`` with the tools given; without any, a call the model makes up fails and says so."""
@@ -237,15 +237,6 @@ class ChatModelThinker:
         self._work.run("tool", produce, failed, waits=True)
 
 
-@dataclass
-class _TurnAudio:
-    """Where a turn's audio starts in the buffer's enqueue index, and how much of it was queued."""
-
-    turn: int
-    base: int
-    enqueued: int = 0
-
-
 class ActionRunner:
     """Feeds events to the engine and carries out the actions it returns, until nothing is left to do."""
 
@@ -267,8 +258,7 @@ class ActionRunner:
         self._synthesizer = synthesizer
         self._thinker = thinker
         self._work = work
-        self._log = session_log
-        self._audio: _TurnAudio | None = None  # the reply audio queued since the last stop
+        self.session_log = session_log  # the kiosk starts a new one for a new conversation
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
@@ -279,8 +269,8 @@ class ActionRunner:
         while pending:
             actions = self.engine.handle(pending.pop(0))
             recorded = self.engine.conversation.take_events()
-            if self._log is not None:
-                self._log.append_all(recorded)
+            if self.session_log is not None:
+                self.session_log.append_all(recorded)
             for happened in self.engine.take_events():
                 self.events.publish(happened)
             for action in actions:
@@ -294,16 +284,15 @@ class ActionRunner:
 
     def played_of_turn(self, audio_played_to: int) -> tuple[int, int] | None:
         """(turn, samples of its audio played) for the turn in flight, given the buffer's enqueue index."""
-        audio = self._audio
-        if audio is None or audio.turn != self.engine.active_turn:
-            return None
-        return audio.turn, max(0, min(audio_played_to - audio.base, audio.enqueued))
+        turn = self.engine.active_turn
+        played = self.buffer.played_of(turn, audio_played_to)
+        return None if turn is None or played is None else (turn, played)
 
     def report_progress(self, audio_played_to: int, clock: int) -> tuple[int, int] | None:
         """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
         progress = self.played_of_turn(audio_played_to)
         if progress is not None:
-            self.feed(PlaybackProgress(progress[0], progress[1], clock))
+            self.feed(AudioPlayed(progress[0], progress[1], clock))
         return progress
 
     def _carry_out(self, action: EngineAction) -> None:
@@ -323,7 +312,7 @@ class ActionRunner:
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn):
-                self._thinker.cancel(turn)
+                self._thinker.stop_turn(turn)
             case Synthesize(turn=turn, chunk=chunk, text=text):
                 synthesizer = self._synthesizer
                 self._work.run(
@@ -331,18 +320,14 @@ class ActionRunner:
                     lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))],
                     lambda exc: [SynthesisFailed(turn, chunk, describe(exc))],
                 )
-            case Play(turn=turn, audio=audio):
-                index = self.buffer.enqueue(audio.samples)
-                if self._audio is None or self._audio.turn != turn:
-                    self._audio = _TurnAudio(turn, index)
-                self._audio.enqueued += audio.frames
+            case Play(turn=turn, audio=audio, at=at):
+                self.buffer.enqueue(audio.samples, turn, at)
             case PausePlayback():
                 self.buffer.pause()
             case ResumePlayback():
                 self.buffer.resume()
             case StopPlayback():
                 self.buffer.stop()
-                self._audio = None  # a retried attempt counts its audio afresh
             case RunTool(turn=turn, call=call):
                 self._thinker.run_tool(turn, call)
             case SpeakNotice(text=text):

@@ -41,6 +41,23 @@ class TextInput:
 
 
 @dataclass(frozen=True)
+class CancelReply:
+    """A stop button: the reply in flight ends as a spoken barge-in would end it, heard prefix kept."""
+
+
+@dataclass(frozen=True)
+class MuteMicrophone:
+    """While ``muted``, the microphone's audio counts as silence (the clock still runs on its blocks)."""
+
+    muted: bool
+
+
+@dataclass(frozen=True)
+class EndConversation:
+    """The conversation ends here (a new visitor): the turn in flight is cut, late transcripts dropped."""
+
+
+@dataclass(frozen=True)
 class LlmText:
     turn: int
     text: str
@@ -90,7 +107,7 @@ class PartFailed:
 
 
 @dataclass(frozen=True)
-class PlaybackProgress:
+class AudioPlayed:
     """``played`` samples of the turn's audio have finished playing by output clock sample ``clock``.
 
     Drivers subtract the device's output latency: a sample handed to the device is not yet heard.
@@ -112,6 +129,9 @@ EngineEvent: TypeAlias = (
     | TranscriptReady
     | TranscriptFailed
     | TextInput
+    | CancelReply
+    | MuteMicrophone
+    | EndConversation
     | LlmText
     | LlmToolCall
     | LlmDone
@@ -119,6 +139,6 @@ EngineEvent: TypeAlias = (
     | SynthesisReady
     | SynthesisFailed
     | PartFailed
-    | PlaybackProgress
+    | AudioPlayed
     | ToolDone
 )

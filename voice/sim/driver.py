@@ -83,8 +83,8 @@ class RequestRecorder:
         self.requests[request.turn] = request.items
         self._thinker.send(request, delay_s)
 
-    def cancel(self, turn: int) -> None:
-        self._thinker.cancel(turn)
+    def stop_turn(self, turn: int) -> None:
+        self._thinker.stop_turn(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
         self._thinker.run_tool(turn, call)
@@ -186,7 +186,7 @@ class RoomSimulation:
                 self._tick()
             self._check_script()
         finally:
-            self._model.cancel_all()
+            self._model.stop_all()
             self._work.close()
         cues = [
             placed
