@@ -1,0 +1,1 @@
+"""`voice kiosk`: the headless assistant, its websocket API and its page."""
