@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "voice.sim.commands",
     "voice.sim.demo_command",
     "voice.chat.commands",
+    "voice.kiosk.commands",
 )
 
 

@@ -200,7 +200,7 @@ class ActionRunner:
         self._synthesizer = synthesizer
         self._thinker = thinker
         self._work = work
-        self._log = session_log
+        self.session_log = session_log  # the kiosk starts a new one for a new conversation
         self._audio: _TurnAudio | None = None  # the reply audio queued since the last stop
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
@@ -212,8 +212,8 @@ class ActionRunner:
         while pending:
             actions = self.engine.handle(pending.pop(0))
             recorded = self.engine.conversation.take_events()
-            if self._log is not None:
-                self._log.append_all(recorded)
+            if self.session_log is not None:
+                self.session_log.append_all(recorded)
             for happened in self.engine.take_events():
                 self.events.publish(happened)
             for action in actions:

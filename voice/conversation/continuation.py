@@ -65,14 +65,16 @@ class Conversation:
     forgotten here too (the session log keeps it), so memory stays flat over a conversation of weeks.
     """
 
-    def __init__(self, budget: ContextBudget | None = None) -> None:
+    def __init__(self, budget: ContextBudget | None = None, *, turns_before: int = 0) -> None:
+        """``turns_before``: turns are numbered on from there (a conversation following another in
+        the same process, so late output of the old one's turns can never pass for the new one's)."""
         self._budget = budget
         self._history: list[Item] = []  # the items requests still carry
         self._forgotten = 0  # items trimmed off the front of the history so far
         self._pending_input: str | None = None
         self._seen_ids: dict[str, None] = {}  # the latest SEEN_IDS_KEPT, oldest first
         self._inputs = 0
-        self._turns = 0
+        self._turns = turns_before
         self._active: _ActiveTurn | None = None
         self._last_completed_calls = False
         self._outbox: list[ConversationEvent] = []

@@ -11,8 +11,10 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
+
+import numpy as np
 
 from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -35,12 +37,15 @@ from voice.engine.actions import (
     Transcribe,
 )
 from voice.engine.events import (
+    CancelReply,
+    EndConversation,
     EngineEvent,
     LlmDone,
     LlmFailed,
     LlmText,
     LlmToolCall,
     MicAudio,
+    MuteMicrophone,
     PartFailed,
     PlaybackProgress,
     SynthesisFailed,
@@ -152,6 +157,7 @@ class Engine:
         self._last_reply: tuple[str, int, int] | None = None  # its last words, how many, when it ended
         self._held: list[tuple[str, str]] = []  # (text, id) said while a turn's tools ran
         self._clock = 0  # end of the last mic block: how long held input has waited
+        self._muted = False
         # the latest records only: a kiosk runs for weeks, and the session log keeps everything
         self.turns: deque[TurnRecord] = deque(maxlen=RECORDS_KEPT)
         self.speech: deque[SpeechRecord] = deque(maxlen=RECORDS_KEPT)
@@ -210,8 +216,11 @@ class Engine:
 
     def _on_mic(self, event: MicAudio) -> list[EngineAction]:
         self._clock = event.block.end
+        block = event.block
+        if self._muted:  # silence, not no audio: speech under way ends as the VAD would end it
+            block = replace(block, samples=np.zeros_like(block.samples))
         actions: list[EngineAction] = []
-        for vad_event in self._vad.process(event.block, self.assistant_audible()):
+        for vad_event in self._vad.process(block, self.assistant_audible()):
             actions += self._dispatch(vad_event)
         return actions + self._abandon_overdue_tools()
 
@@ -349,6 +358,50 @@ class Engine:
         heard = turn.ledger.heard_word_count(turn.played)
         first = max(0, heard - before)
         return " ".join(words[first : heard + after]), heard - first
+
+    def _on_mute(self, event: MuteMicrophone) -> list[EngineAction]:
+        self._muted = event.muted
+        return []
+
+    def _on_cancel_reply(self, event: CancelReply) -> list[EngineAction]:
+        """A stop button: a barge-in without words (a running tool's real result is still awaited)."""
+        turn = self._turn
+        if turn is None:
+            return []
+        if turn.tools_waiting:
+            turn.cut_at = turn.cut_at if turn.cut_at is not None else self._clock
+            return []
+        actions = self._cancel(turn)
+        self._settle_phase()
+        return actions
+
+    def _on_end_conversation(self, event: EndConversation) -> list[EngineAction]:
+        """Cut the turn in flight for good and forget transcriptions still to come; input held while
+        tools ran stays in this conversation, unanswered."""
+        actions = self._drop_speculation()
+        actions += [DropTranscription(utterance) for utterance in sorted(self._utterance_of)]
+        self._utterance_of.clear()
+        self._transcribing = 0
+        turn = self._turn
+        if turn is not None and turn.tools_started:  # heard whole: it ends as when the user moved on
+            for call_id in sorted(turn.tools_waiting):
+                self.conversation.add_tool_result(ToolResult(call_id, ABANDONED_RUNNING, failed=True))
+            turn.tools_waiting.clear()
+            actions += self._end_whole(turn)
+        elif turn is not None:
+            actions += self._cancel(turn)
+        for text, input_id in self._held:
+            self.conversation.receive(text, input_id)
+        self._held = []
+        self._last_reply = None
+        self._settle_phase()
+        return actions
+
+    def start_conversation(self, conversation: Conversation) -> None:
+        """After EndConversation: what comes next belongs to ``conversation`` (logged by the caller)."""
+        if self._turn is not None:
+            raise ProtocolError(f"a new conversation during turn {self._turn.number}")
+        self.conversation = conversation
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -575,19 +628,23 @@ class Engine:
 
     def _answer_held(self, turn: _Turn) -> list[EngineAction]:
         """The tools the user talked over are done: the turn ends whole, then the user is answered."""
-        self.conversation.cancel(turn.ledger.heard(turn.played), reply_finished=True)
-        turn.record.spoken = turn.ledger.text.strip()
-        self._emit_done(turn)
-        self._turn = None
+        actions = self._end_whole(turn)
         held, self._held = self._held, []
         for text, input_id in held:
             self.conversation.receive(text, input_id)
         request = self.conversation.start()
-        actions: list[EngineAction] = [CancelTurn(turn.number), StopPlayback(turn.number)]
         if request is None:
             self._settle_phase()
             return actions
         return actions + self._start_turn(request)
+
+    def _end_whole(self, turn: _Turn) -> list[EngineAction]:
+        """A reply heard in full ends while the user moves on (its tools done or abandoned)."""
+        self.conversation.cancel(turn.ledger.heard(turn.played), reply_finished=True)
+        turn.record.spoken = turn.ledger.text.strip()
+        self._emit_done(turn)
+        self._turn = None
+        return [CancelTurn(turn.number), StopPlayback(turn.number)]
 
 
 _E = Engine
@@ -605,6 +662,9 @@ _ANY_PHASE: dict[type, Handler] = {
     TranscriptReady: _E._on_transcript,
     TranscriptFailed: _E._on_transcript_failed,
     TextInput: _E._on_text_input,
+    CancelReply: _E._on_cancel_reply,
+    MuteMicrophone: _E._on_mute,
+    EndConversation: _E._on_end_conversation,
     PartFailed: _E._on_part_failed,
     MicAudio: _E._on_mic,
 }

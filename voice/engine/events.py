@@ -41,6 +41,23 @@ class TextInput:
 
 
 @dataclass(frozen=True)
+class CancelReply:
+    """A stop button: the reply in flight ends as a spoken barge-in would end it, heard prefix kept."""
+
+
+@dataclass(frozen=True)
+class MuteMicrophone:
+    """While ``muted``, the microphone's audio counts as silence (the clock still runs on its blocks)."""
+
+    muted: bool
+
+
+@dataclass(frozen=True)
+class EndConversation:
+    """The conversation ends here (a new visitor): the turn in flight is cut, late transcripts dropped."""
+
+
+@dataclass(frozen=True)
 class LlmText:
     turn: int
     text: str
@@ -112,6 +129,9 @@ EngineEvent: TypeAlias = (
     | TranscriptReady
     | TranscriptFailed
     | TextInput
+    | CancelReply
+    | MuteMicrophone
+    | EndConversation
     | LlmText
     | LlmToolCall
     | LlmDone

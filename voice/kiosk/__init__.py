@@ -1,1 +1,1 @@
-"""`voice kiosk`: the headless assistant, its websocket API and its page."""
+"""`voice kiosk`: the headless assistant with its event API (design §7, §8) on one port."""

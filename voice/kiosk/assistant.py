@@ -1,0 +1,149 @@
+"""The assistant as the kiosk drives it: the one module that touches the runtime and the driver.
+
+It runs `voice chat`'s DeviceConversation on the kiosk's audio setup, feeds it what clients ask for
+as engine events (all on the asyncio loop, between blocks), and starts a new conversation, in a new
+session log, when the keeper says a new visitor came.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from voice.asr.port import Transcriber
+from voice.chat.driver import FIRST_RETRY_S, LAST_RETRY_S, DeviceConversation
+from voice.components import SpeechModels, make_engine
+from voice.conversation.continuation import Conversation
+from voice.conversation.items import UserText, item_to_json
+from voice.conversation.session_log import SessionLog
+from voice.engine.events import CancelReply, EndConversation, MuteMicrophone, TextInput
+from voice.errors import DeviceError
+from voice.events import EventStream, Failure
+from voice.kiosk.audio import AudioSetup
+from voice.llm.port import ChatModel, ChatSettings
+from voice.runtime import ChatModelThinker, Work
+
+
+class KioskAssistant:
+    """One DeviceConversation for the kiosk's whole life; conversations come and go inside it."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        settings: ChatSettings,
+        audio: AudioSetup,
+        conversation: Conversation,
+        session_log: SessionLog,
+        wrap_transcriber: Callable[[Transcriber], Transcriber] | None = None,
+    ) -> None:
+        self._reopened = 0  # device reopens seen so far: the notice after one is no error
+        self.work = Work(threaded=True)
+        self._thinker = ChatModelThinker(model, settings, self.work)
+        models = audio.models
+        if wrap_transcriber is not None:
+            models = SpeechModels(wrap_transcriber(models.transcriber), models.synthesizer)
+        self._talk = DeviceConversation(
+            make_engine(conversation),
+            models,
+            self._thinker,
+            self.work,
+            audio.echo_canceller,
+            audio.devices,
+            session_log,
+            open_input=audio.open_input,
+            open_output=audio.open_output,
+            say=self._say,
+        )
+        self.events: EventStream = self._talk.runner.events
+        self._stopping = asyncio.Event()
+
+    # -- what clients see -------------------------------------------------------------------------
+
+    @property
+    def clock_s(self) -> float:
+        return round(self._talk.clock / self._talk.buffer.rate, 3)
+
+    @property
+    def conversation(self) -> Conversation:
+        return self._talk.runner.engine.conversation
+
+    @property
+    def session_log(self) -> SessionLog:
+        log = self._talk.runner.session_log
+        if log is None:
+            raise RuntimeError("the kiosk always runs with a session log")
+        return log
+
+    @property
+    def engine_state(self) -> str:
+        return self._talk.runner.engine.phase.value
+
+    def history(self) -> list[dict[str, Any]]:
+        """The items the next request would carry: the history, then any unanswered input."""
+        items = list(self.conversation.history)
+        pending = self.conversation.pending_input
+        if pending:
+            items.append(UserText(pending))
+        return [item_to_json(item) for item in items]
+
+    # -- what clients ask for ---------------------------------------------------------------------
+
+    def type_text(self, text: str, input_id: str | None) -> None:
+        self._talk.runner.feed(TextInput(text, input_id))
+
+    def cancel(self) -> None:
+        self._talk.runner.feed(CancelReply())
+
+    def mute(self, muted: bool) -> None:
+        self._talk.runner.feed(MuteMicrophone(muted))
+
+    def new_conversation(self, session_log: SessionLog) -> None:
+        """End the conversation (the turn in flight is cut, heard words kept in its log) and start a
+        fresh one in ``session_log``; its turns number on, so late output of old turns is dropped."""
+        runner = self._talk.runner
+        runner.feed(EndConversation())
+        old_log, old = self.session_log, self.conversation
+        runner.engine.start_conversation(Conversation(old.budget, turns_before=old.turns))
+        runner.session_log = session_log
+        old_log.close()
+
+    # -- running ----------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Open the audio (retrying with backoff while it is missing) and run until ``stop``."""
+        retry = FIRST_RETRY_S
+        while not self._stopping.is_set():
+            try:
+                self._talk.open()
+                break
+            except DeviceError as exc:
+                self._say(f"{exc}; trying again in {retry:g} s")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), retry)
+            retry = min(retry * 2, LAST_RETRY_S)
+        else:
+            return
+        await self._talk.run()
+
+    def stop(self) -> None:
+        """End ``run`` soon (call on the loop)."""
+        self._stopping.set()
+        self._talk.stop()
+
+    def close(self) -> None:
+        """After ``run``: stop the model's streams and the workers, flush the session log."""
+        self._thinker.cancel_all()
+        self.work.close()
+        self.session_log.close()
+
+    def _say(self, line: str) -> None:
+        """A device notice: printed, and an ``error`` event unless it says the devices are back."""
+        print(f"voice kiosk: {line}", file=sys.stderr, flush=True)
+        reopened = self._talk.device_counters()["reopened"]
+        if reopened > self._reopened:
+            self._reopened = reopened
+            return
+        self.events.publish(Failure("audio", line, t=self.clock_s))

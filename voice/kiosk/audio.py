@@ -1,0 +1,49 @@
+"""Where the kiosk's sound comes from and goes to (``--audio``): the one place an audio mode plugs in.
+
+Each mode gives the speech models, the echo canceller and the stream openers a DeviceConversation
+runs on. ``device`` is the machine's mic and speaker, as `voice chat` uses them; ``none`` is silent
+(typed input, replies heard at a reading pace); ``websocket`` (the page as mic and speaker) is next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from voice.audio.echo import EchoCanceller
+from voice.chat.driver import DeviceSettings, OpenInput, OpenOutput, default_echo_canceller
+from voice.components import SpeechModels, load_speech_models
+from voice.errors import ConfigError
+from voice.kiosk.silent import NoMicrophone, ReadingPace, silent_openers
+
+AUDIO_MODES = ("device", "none", "websocket")
+
+
+@dataclass(frozen=True)
+class AudioSetup:
+    """What DeviceConversation needs for one mode; no openers means the real devices ``devices`` names."""
+
+    mode: str
+    models: SpeechModels
+    echo_canceller: EchoCanceller | None
+    devices: DeviceSettings
+    open_input: OpenInput | None = None
+    open_output: OpenOutput | None = None
+
+
+def check_mode(mode: str) -> None:
+    """Refuse a mode this kiosk cannot run yet, before anything is loaded."""
+    if mode == "websocket":
+        raise ConfigError("--audio websocket is not available yet: use --audio device or --audio none")
+    if mode not in AUDIO_MODES:
+        raise ConfigError(f"unknown --audio {mode!r} (one of {', '.join(AUDIO_MODES)})")
+
+
+def audio_setup(mode: str, devices: DeviceSettings, echo_cancel: bool = True) -> AudioSetup:
+    """Load what ``mode`` needs (whisper and piper only for real sound)."""
+    check_mode(mode)
+    if mode == "none":
+        open_input, open_output = silent_openers(devices.block_ms)
+        models = SpeechModels(NoMicrophone(), ReadingPace())
+        return AudioSetup(mode, models, None, devices, open_input, open_output)
+    canceller = default_echo_canceller() if echo_cancel else None
+    return AudioSetup(mode, load_speech_models(), canceller, devices)

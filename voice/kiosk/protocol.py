@@ -1,0 +1,83 @@
+"""What a client may send (design §7), parsed and checked: a typed command, or a one-line reason why not."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+MAX_TEXT_CHARS = 4000  # typed input; a frame's bytes are bounded by the server's max_size as well
+MAX_ID_CHARS = 200
+
+
+@dataclass(frozen=True)
+class TypeText:
+    """``input.text``: typed input, with the client's id for recognising a retried delivery."""
+
+    text: str
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class CancelResponse:
+    """``response.cancel``: a stop button, the same as a spoken barge-in."""
+
+
+@dataclass(frozen=True)
+class MuteMic:
+    """``mic.mute`` (``muted``) or ``mic.unmute``."""
+
+    muted: bool
+
+
+@dataclass(frozen=True)
+class ResetSession:
+    """``session.reset``: a new conversation; the old one stays in its log."""
+
+
+Command: TypeAlias = TypeText | CancelResponse | MuteMic | ResetSession
+
+
+class BadFrame(ValueError):
+    """A client frame that is not a command; the message says why in one line."""
+
+
+_BARE: dict[str, Command] = {
+    "response.cancel": CancelResponse(),
+    "mic.mute": MuteMic(True),
+    "mic.unmute": MuteMic(False),
+    "session.reset": ResetSession(),
+}
+COMMAND_TYPES = ("input.text", *_BARE)
+
+
+def parse_command(frame: str | bytes) -> Command:
+    """One text frame as a command; BadFrame for anything else (binary, not JSON, unknown, bad fields)."""
+    if isinstance(frame, bytes):
+        raise BadFrame("binary frames carry audio, and this kiosk takes none (--audio websocket does)")
+    try:
+        data: Any = json.loads(frame)
+    except ValueError as exc:
+        raise BadFrame(f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadFrame(f"a command is a JSON object, not {type(data).__name__}")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise BadFrame('a command needs a string "type"')
+    if kind in _BARE:
+        return _BARE[kind]
+    if kind != "input.text":
+        raise BadFrame(f"unknown command type {kind[:40]!r} (known: {', '.join(COMMAND_TYPES)})")
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise BadFrame('input.text needs a string "text"')
+    if not text.strip():
+        raise BadFrame("input.text has empty text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise BadFrame(f"input.text is longer than {MAX_TEXT_CHARS} characters")
+    input_id = data.get("id")
+    if input_id is not None and (not isinstance(input_id, str) or not input_id):
+        raise BadFrame('input.text "id" must be a non-empty string')
+    if input_id is not None and len(input_id) > MAX_ID_CHARS:
+        raise BadFrame(f'input.text "id" is longer than {MAX_ID_CHARS} characters')
+    return TypeText(text, input_id)

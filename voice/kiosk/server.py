@@ -1,0 +1,136 @@
+"""One port: the page at ``/`` and the event API at ``/ws``, on the websockets asyncio server.
+
+``process_request`` serves the page and guards the upgrade (origin: 403, token: 401); each accepted
+connection gets the snapshot, then every event through its own bounded queue, and its frames are
+parsed into commands for the keeper. A bad frame gets an ``error`` event; too many in a row close the
+connection with 1008, and a frame over ``MAX_FRAME_BYTES`` is closed by websockets with 1009.
+"""
+
+from __future__ import annotations
+
+import http
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib.resources import files
+from typing import Any
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from voice.events import Failure, event_json
+from voice.kiosk.client import QUEUE_EVENTS, Client
+from voice.kiosk.keeper import SessionKeeper
+from voice.kiosk.protocol import BadFrame, parse_command
+from voice.kiosk.security import origin_ok, token_ok
+
+MAX_FRAME_BYTES = 64 * 1024  # typed input and commands are small
+CLOSE_TIMEOUT_S = 5.0  # a closed client has this long to take its close frame
+SEND_BUFFER_BYTES = 64 * 1024  # per connection, so a client that stops reading is noticed soon
+WRITE_LIMIT_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = field(default=None, repr=False)
+    allow_origins: Sequence[str] = ()
+    queue_events: int = QUEUE_EVENTS
+
+
+def page() -> bytes:
+    """The page served at ``/`` (package data, replaced by the captions page)."""
+    return files("voice.kiosk").joinpath("page.html").read_bytes()
+
+
+class KioskServer:
+    """The websocket clients and the keeper they talk to."""
+
+    def __init__(self, keeper: SessionKeeper, settings: ServerSettings) -> None:
+        self._keeper = keeper
+        self._settings = settings
+        self._clients: set[Client] = set()
+        self._page = page()
+
+    def broadcast(self, event: dict[str, Any]) -> None:
+        """Every event to every client, never waiting for any of them."""
+        for client in list(self._clients):
+            client.send(event)
+
+    async def start(self) -> Server:
+        settings = self._settings
+        return await serve(
+            self._handle,
+            settings.host,
+            settings.port,
+            process_request=self._process_request,
+            max_size=MAX_FRAME_BYTES,
+            max_queue=16,
+            write_limit=WRITE_LIMIT_BYTES,
+            close_timeout=CLOSE_TIMEOUT_S,
+            server_header=None,
+        )
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = urlsplit(request.path).path
+        if path == "/":
+            response = connection.respond(http.HTTPStatus.OK, "")
+            return _with_body(response, self._page, "text/html; charset=utf-8")
+        if path != "/ws":
+            return connection.respond(
+                http.HTTPStatus.NOT_FOUND, "Not found: the page is at /, the API at /ws\n"
+            )
+        origin = request.headers.get("Origin")
+        if not origin_ok(origin, request.headers.get("Host"), self._settings.allow_origins):
+            return connection.respond(http.HTTPStatus.FORBIDDEN, "Origin not allowed\n")
+        if not token_ok(self._settings.token, request.path, request.headers.get("Authorization")):
+            return connection.respond(http.HTTPStatus.UNAUTHORIZED, "Missing or wrong token\n")
+        return None
+
+    async def _handle(self, connection: ServerConnection) -> None:
+        _limit_send_buffer(connection)
+        client = Client(connection, self._settings.queue_events)
+        self._clients.add(client)
+        try:
+            client.send(self._keeper.snapshot())
+            async for frame in connection:
+                if client.closing:
+                    break
+                try:
+                    command = parse_command(frame)
+                except BadFrame as exc:
+                    client.send(event_json(Failure("bad_frame", str(exc))))
+                    client.bad_frame()
+                    continue
+                client.good_frame()
+                self._keeper.handle(command)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._clients.discard(client)
+            await client.finished()
+
+
+def _with_body(response: Response, body: bytes, content_type: str) -> Response:
+    headers = Headers(
+        [
+            (name, value)
+            for name, value in response.headers.raw_items()
+            if name.lower() not in {"content-type", "content-length"}
+        ]
+    )
+    headers["Content-Type"] = content_type
+    headers["Content-Length"] = str(len(body))
+    headers["Cache-Control"] = "no-store"
+    return Response(response.status_code, response.reason_phrase, headers, body)
+
+
+def _limit_send_buffer(connection: ServerConnection) -> None:
+    """A fixed kernel send buffer: a client that stops reading backs up into its queue within ~100 KB."""
+    sock = connection.transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
