@@ -43,12 +43,12 @@ def free_port() -> int:
 
 
 class Kiosk:
-    """`voice kiosk` as a user starts it, on a free loopback port; restartable on the same session."""
+    """`voice kiosk` as a user starts it, on a free loopback port; restartable on the same port."""
 
     def __init__(self, workdir: Path, audio: str = "websocket") -> None:
         self.port = free_port()
         self.workdir = workdir
-        self.session = workdir / "kiosk.jsonl"
+        self.sessions = workdir / "sessions"
         self.audio = audio
         self.output = workdir / "kiosk.out"
         self.process: subprocess.Popen[bytes] | None = None
@@ -57,11 +57,16 @@ class Kiosk:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
+    @property
+    def session(self) -> Path:
+        """The log of the conversation going on (each start and each new visitor gets a new one)."""
+        return sorted(self.sessions.glob("kiosk-*.jsonl"))[-1]
+
     def start(self) -> None:
         with self.output.open("ab") as output:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "voice", "kiosk", "--port", str(self.port), "--audio", self.audio,
-                 "--session", str(self.session)],
+                 "--sessions", str(self.sessions), "--fresh-after", "3600"],
                 stdout=output, stderr=subprocess.STDOUT, cwd=ROOT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )  # fmt: skip
@@ -113,6 +118,9 @@ class Watcher:
                 return found[0]
             time.sleep(0.05)
         raise AssertionError(f"no {kind} event came; saw {[e['type'] for e in self.events][-30:]}")
+
+    def send(self, command: dict[str, Any]) -> None:
+        self._socket.send(json.dumps(command))
 
     def stop(self) -> None:
         self._socket.close()

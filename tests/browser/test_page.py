@@ -98,20 +98,33 @@ def test_a_server_restart_then_the_page_reconnects_and_rebuilds_from_the_snapsho
         open_page(browser, kiosk)
         ask(browser, "Hello there.")
         wait_until(browser, lambda d: caption(d) and text_of(d, "state-label") == "Listening")
-        # a line only this page has: a page that rebuilds from the snapshot drops it
-        browser.execute_script("document.getElementById('log').append('stale line')")
+        before = kiosk.session
 
-        kiosk.stop()
+        kiosk.stop()  # a restarted kiosk starts a fresh conversation in a new log
         wait_until(browser, lambda d: d.find_element(By.ID, "offline").is_displayed())
         assert text_of(browser, "state-label") == "Offline"
         kiosk.start()
         wait_until(browser, lambda d: d.find_element(By.ID, "state").get_attribute("data-state") != "offline")
 
-        shown = text_of(browser, "log")
-        assert "stale line" not in shown
-        assert "Hello there." in shown
+        assert kiosk.session != before
+        assert "Hello there." not in text_of(browser, "log")  # the page shows the new snapshot, not its past
+        assert browser.find_element(By.ID, "empty").is_displayed()
         assert not browser.find_element(By.ID, "offline").is_displayed()
         ask(browser, "Thanks, that's all.")  # and the new connection takes input
-        wait_until(browser, lambda d: "that's all" in text_of(d, "log"))
+        wait_until(browser, lambda d: "that's all" in text_of(d, "log") and caption(d))
+        assert browser.find_elements(By.CSS_SELECTOR, "#log .user .said")[0].text == "Thanks, that's all."
     finally:
         kiosk.stop()
+
+
+def test_a_page_opened_mid_conversation_shows_it_from_the_snapshot(
+    kiosk: Kiosk, browser: webdriver.Chrome
+) -> None:
+    with watching(kiosk) as watcher:
+        watcher.send({"type": "input.text", "id": "snapshot-1", "text": "Hello there."})
+        done = watcher.wait_for("response.done")
+    open_page(browser, kiosk)
+
+    users = [line.text for line in browser.find_elements(By.CSS_SELECTOR, "#log .user .said")]
+    assert users[-1] == "Hello there."
+    assert caption(browser) == done["text"]

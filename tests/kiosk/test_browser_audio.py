@@ -188,7 +188,7 @@ def test_a_malformed_frame_is_an_error_and_changes_nothing(size: int) -> None:
         audio.close()
         return None if failure is None else failure.code
 
-    assert asyncio.run(bad()) == "invalid"
+    assert asyncio.run(bad()) == "bad_frame"
     assert audio.holder is None
     assert not page.received
 

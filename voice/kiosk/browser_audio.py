@@ -106,7 +106,7 @@ class BrowserAudio:
         """A mic frame from ``peer``: it becomes the device if none is; an error event to send it, if any."""
         if not data or len(data) % 2 or len(data) > MAX_FRAME_BYTES:
             return Failure(
-                "invalid",
+                "bad_frame",
                 f"an audio frame is 16 kHz mono s16le of 2 to {MAX_FRAME_BYTES} bytes, not {len(data)}",
             )
         now = self._clock()
