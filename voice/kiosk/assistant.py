@@ -126,6 +126,7 @@ class KioskAssistant:
             retry = min(retry * 2, LAST_RETRY_S)
         else:
             return
+        print("voice kiosk: audio devices open; listening", file=sys.stderr, flush=True)
         await self._talk.run()
 
     def stop(self) -> None:

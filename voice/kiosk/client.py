@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -65,6 +66,7 @@ class Client:
             return
         self.closing = True
         self._sender.cancel()
+        print(f"voice kiosk: closing a client ({code}): {reason}", file=sys.stderr, flush=True)
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))
 
     async def finished(self) -> None:
