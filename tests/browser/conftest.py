@@ -117,7 +117,17 @@ class Watcher:
             if found:
                 return found[0]
             time.sleep(0.05)
-        raise AssertionError(f"no {kind} event came; saw {[e['type'] for e in self.events][-30:]}")
+        raise AssertionError(f"no {kind} event came; saw {self.summary()}")
+
+    def summary(self) -> str:
+        """What happened, in short: each event's type, and its words where it has some."""
+        shown = []
+        for event in self.events:
+            if event["type"] == "response.heard":
+                continue  # many, and the interruption or completion says what they added up to
+            words = event.get("text", event.get("heard", event.get("state", "")))
+            shown.append(f"{event['type']} {str(words)[:60]!r} t={event.get('t')}")
+        return "\n".join(shown[-40:])
 
     def send(self, command: dict[str, Any]) -> None:
         self._socket.send(json.dumps(command))
