@@ -25,6 +25,7 @@ import numpy.typing as npt
 import soxr
 
 from voice.audio.block import ENGINE_RATE
+from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import bundled_voice_path
 
 AUDIO_DIR = Path(__file__).resolve().parent
@@ -752,7 +753,9 @@ def make_scenarios(fixtures: dict[str, dict[str, Any]]) -> None:
     SCENARIO_DIR.mkdir(exist_ok=True)
     for scenario in scenarios(fixtures):
         data = scenario_json(scenario, fixtures)
-        (SCENARIO_DIR / f"{scenario.name}.json").write_text(json.dumps(data, indent=2) + "\n")
+        path = SCENARIO_DIR / f"{scenario.name}.json"
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        load_scenario(path)  # the simulator's own schema: a scenario it would refuse is never written
 
 
 def main() -> None:

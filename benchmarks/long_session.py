@@ -110,7 +110,7 @@ class InstantThinker:
     def fail_now(self) -> None:
         self._work.inbox.put(self._fail)
 
-    def cancel(self, turn: int) -> None:
+    def stop_turn(self, turn: int) -> None:
         pass
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
@@ -210,9 +210,9 @@ def structures(session: Session) -> dict[str, int]:
     return {
         "engine.turns": len(engine.turns),
         "engine.speech": len(engine.speech),
-        "engine.utterances_awaited": len(engine._utterance_of),
-        "engine.early_transcripts": len(engine._early_transcripts),
-        "engine.held_inputs": len(engine._held),
+        "engine.utterances_awaited": len(engine.utterances._record_of),
+        "engine.early_transcripts": len(engine.utterances._early),
+        "engine.held_inputs": len(engine.held),
         "conversation.history": len(conversation.history),
         "conversation.seen_ids": len(conversation._seen_ids),
         "runner.notices": len(runner.notices),

@@ -64,7 +64,7 @@ class RecordingThinker:
     def send(self, request: Request, delay_s: float) -> None:
         self.sent.append(request)
 
-    def cancel(self, turn: int) -> None:
+    def stop_turn(self, turn: int) -> None:
         pass
 
     def run_tool(self, turn: int, call: ToolCall) -> None:

@@ -12,7 +12,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.port import Transcriber
@@ -38,10 +37,10 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import Engine
 from voice.engine.events import (
+    AudioPlayed,
     EngineEvent,
     LlmFailed,
     PartFailed,
-    PlaybackProgress,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -60,21 +59,49 @@ Failure = Callable[[Exception], Iterable[EngineEvent]]
 NOTICES_KEPT = 100
 
 
+class Clock(Protocol):
+    """Sample-clock time for work that waits (a scripted model between words, a retry's delay).
+
+    ``start`` runs a job that may wait on it; ``sleep_until`` is False if ``cancel`` fired first.
+    """
+
+    rate: int
+
+    @property
+    def now(self) -> int: ...
+
+    def start(self, job: Callable[[], None]) -> None: ...
+
+    def sleep_until(self, sample: int, cancel: CancelToken) -> bool: ...
+
+
 class Work:
     """Runs heavy work inline (deterministic) or on one worker thread per kind (real time).
 
     Results come back through ``inbox`` in the order each kind produced them. Work that raises never
-    vanishes: its ``failed`` mapping turns the exception into the events the engine waits for.
+    vanishes: its ``failed`` mapping turns the exception into the events the engine waits for. Work
+    that ``waits`` on ``clock`` runs through the clock when deterministic (inline, it would block).
     """
 
-    def __init__(self, threaded: bool) -> None:
+    def __init__(self, threaded: bool, clock: Clock | None = None) -> None:
         self.threaded = threaded
+        self.clock = clock
         self.inbox: queue.SimpleQueue[EngineEvent] = queue.SimpleQueue()
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
-    def run(self, kind: str, produce: Callable[[], Iterable[EngineEvent]], failed: Failure) -> None:
+    def run(
+        self,
+        kind: str,
+        produce: Callable[[], Iterable[EngineEvent]],
+        failed: Failure,
+        *,
+        waits: bool = False,
+    ) -> None:
         if not self.threaded:
-            self._deliver(produce, failed)
+            if waits and self.clock is not None:
+                self.clock.start(lambda: self._deliver(produce, failed))
+            else:
+                self._deliver(produce, failed)
             return
         pool = self._pools.get(kind)
         if pool is None:
@@ -114,19 +141,30 @@ class Thinker(Protocol):
 
     def send(self, request: Request, delay_s: float) -> None: ...
 
-    def cancel(self, turn: int) -> None: ...
+    def stop_turn(self, turn: int) -> None:
+        """Stop the turn's LLM stream and the tools it started, for good."""
 
     def run_tool(self, turn: int, call: ToolCall) -> None: ...
 
 
-class ChatModelThinker:
-    """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn."""
+Tools = Callable[[ToolCall, CancelToken], ToolResult]
 
-    def __init__(self, model: ChatModel, settings: ChatSettings, work: Work) -> None:
+
+class ChatModelThinker:
+    """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn.
+
+    ``tools`` runs the calls the model makes (on the ``tool`` worker); without it every call fails.
+    """
+
+    def __init__(
+        self, model: ChatModel, settings: ChatSettings, work: Work, tools: Tools | None = None
+    ) -> None:
         self._model = model
         self._settings = settings
         self._work = work
+        self._tools = tools
         self._tokens: dict[int, CancelToken] = {}  # streams still running, by turn
+        self._tool_tokens: dict[int, list[CancelToken]] = {}  # tools started, by turn
         self._lock = threading.Lock()  # streams end on the worker while the loop sends and cancels
 
     def send(self, request: Request, delay_s: float) -> None:
@@ -136,7 +174,7 @@ class ChatModelThinker:
 
         def produce() -> Iterator[EngineEvent]:
             try:
-                if delay_s and self._work.threaded and token.wait(delay_s):
+                if delay_s and self._wait(delay_s, token):
                     return  # cancelled while waiting to retry
                 yield from stream_turn(self._model, request, token, self._settings)
             finally:  # a finished stream's token is dropped, so a long session keeps none of them
@@ -150,33 +188,53 @@ class ChatModelThinker:
             error = LLMError(ErrorCode.PROTOCOL, Dispatch.UNKNOWN, describe(exc), retriable=False)
             return [LlmFailed(request.turn, error)]
 
-        self._work.run("llm", produce, failed)
+        self._work.run("llm", produce, failed, waits=True)
 
-    def cancel(self, turn: int) -> None:
+    def _wait(self, delay_s: float, token: CancelToken) -> bool:
+        """Wait ``delay_s`` before a retry, on the work's clock if it has one; True if cancelled."""
+        clock = self._work.clock
+        if clock is not None:
+            return not clock.sleep_until(clock.now + round(delay_s * clock.rate), token)
+        return self._work.threaded and token.wait(delay_s)
+
+    def stop_turn(self, turn: int) -> None:
         with self._lock:
-            token = self._tokens.pop(turn, None)
-        if token is not None:
-            token.cancel("the user interrupted")
+            tokens = [self._tokens.pop(turn, None), *self._tool_tokens.pop(turn, [])]
+        for token in tokens:
+            if token is not None:
+                token.cancel("the user interrupted")
 
-    def cancel_all(self) -> None:
+    def stop_all(self) -> None:
         with self._lock:
             turns = list(self._tokens)
         for turn in turns:
-            self.cancel(turn)
+            self.stop_turn(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
-        """No tools are offered to a real model yet, so a call it makes up anyway fails and says so."""
-        result = ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
-        self._work.inbox.put(ToolDone(turn, result))
+        """Run ``call`` with the tools given; without any, a call the model makes up fails and says so."""
+        tools = self._tools
+        if tools is None:
+            result = ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
+            self._work.inbox.put(ToolDone(turn, result))
+            return
+        token = CancelToken()
+        with self._lock:
+            self._tool_tokens.setdefault(turn, []).append(token)
 
+        def produce() -> list[EngineEvent]:
+            result = tools(call, token)
+            with self._lock:
+                started = self._tool_tokens.get(turn, [])
+                if token in started:
+                    started.remove(token)
+                if not started:
+                    self._tool_tokens.pop(turn, None)
+            return [] if token.cancelled else [ToolDone(turn, result)]
 
-@dataclass
-class _TurnAudio:
-    """Where a turn's audio starts in the buffer's enqueue index, and how much of it was queued."""
+        def failed(exc: Exception) -> list[EngineEvent]:
+            return [ToolDone(turn, ToolResult(call.id, f"Failed: {describe(exc)}", failed=True))]
 
-    turn: int
-    base: int
-    enqueued: int = 0
+        self._work.run("tool", produce, failed, waits=True)
 
 
 class ActionRunner:
@@ -201,7 +259,6 @@ class ActionRunner:
         self._thinker = thinker
         self._work = work
         self.session_log = session_log  # the kiosk starts a new one for a new conversation
-        self._audio: _TurnAudio | None = None  # the reply audio queued since the last stop
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
@@ -227,15 +284,16 @@ class ActionRunner:
 
     def played_of_turn(self, audio_played_to: int) -> tuple[int, int] | None:
         """(turn, samples of its audio played) for the turn in flight, given the buffer's enqueue index."""
-        audio = self._audio
-        if audio is None or audio.turn != self.engine.active_turn:
-            return None
-        return audio.turn, max(0, min(audio_played_to - audio.base, audio.enqueued))
+        turn = self.engine.active_turn
+        played = self.buffer.played_of(turn, audio_played_to)
+        return None if turn is None or played is None else (turn, played)
 
-    def report_progress(self, audio_played_to: int, clock: int) -> None:
+    def report_progress(self, audio_played_to: int, clock: int) -> tuple[int, int] | None:
+        """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
         progress = self.played_of_turn(audio_played_to)
         if progress is not None:
-            self.feed(PlaybackProgress(progress[0], progress[1], clock))
+            self.feed(AudioPlayed(progress[0], progress[1], clock))
+        return progress
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
@@ -254,7 +312,7 @@ class ActionRunner:
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn):
-                self._thinker.cancel(turn)
+                self._thinker.stop_turn(turn)
             case Synthesize(turn=turn, chunk=chunk, text=text):
                 synthesizer = self._synthesizer
                 self._work.run(
@@ -262,18 +320,14 @@ class ActionRunner:
                     lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))],
                     lambda exc: [SynthesisFailed(turn, chunk, describe(exc))],
                 )
-            case Play(turn=turn, audio=audio):
-                index = self.buffer.enqueue(audio.samples)
-                if self._audio is None or self._audio.turn != turn:
-                    self._audio = _TurnAudio(turn, index)
-                self._audio.enqueued += audio.frames
+            case Play(turn=turn, audio=audio, at=at):
+                self.buffer.enqueue(audio.samples, turn, at)
             case PausePlayback():
                 self.buffer.pause()
             case ResumePlayback():
                 self.buffer.resume()
             case StopPlayback():
                 self.buffer.stop()
-                self._audio = None  # a retried attempt counts its audio afresh
             case RunTool(turn=turn, call=call):
                 self._thinker.run_tool(turn, call)
             case SpeakNotice(text=text):

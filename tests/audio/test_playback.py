@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from voice.audio.playback import PlaybackBuffer
-from voice.errors import AudioError
+from voice.errors import AudioError, ProtocolError
 
 BLOCK = 320
 FADE = 80  # 5 ms at 16 kHz
@@ -43,7 +43,7 @@ def test_counts_include_silence_and_follow_the_clock_start() -> None:
     assert buffer.enqueue(tone(100)) == 100
     buffer.pull(BLOCK)
 
-    progress = buffer.progress()
+    progress = buffer.counters()
     assert (progress.position, progress.handed_out, progress.audio_played_to, progress.queued_frames) == (
         48_640, 640, 200, 0,
     )  # fmt: skip
@@ -157,3 +157,43 @@ def test_pull_from_another_thread_loses_and_repeats_nothing() -> None:
 def test_stereo_audio_is_refused() -> None:
     with pytest.raises(AudioError, match="mono"):
         PlaybackBuffer().enqueue(np.zeros((10, 2), dtype=np.float32))
+
+
+def test_the_clock_a_played_sample_went_out_at_is_found_again_after_a_pause() -> None:
+    buffer = PlaybackBuffer(start=1000)
+    buffer.enqueue(np.full(3 * BLOCK, 0.5, np.float32))
+    buffer.pull(BLOCK)
+    buffer.pause()
+    buffer.pull(BLOCK)  # the fade, then silence
+    buffer.pull(BLOCK)
+    buffer.resume()
+    buffer.pull(BLOCK)
+
+    assert buffer.clock_of(0) is None  # nothing before the first sample
+    assert buffer.clock_of(BLOCK) == 1000 + BLOCK
+    played = buffer.audio_played_to
+    assert buffer.clock_of(played) == 1000 + 4 * BLOCK
+    assert buffer.audio_played_at(buffer.clock_of(played) or 0) == played
+
+
+def test_the_buffer_counts_what_played_of_the_turn_queued_last() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(np.ones(100, dtype=np.float32))  # a notice belongs to no turn
+    buffer.enqueue(np.ones(300, dtype=np.float32), turn=4, at=0)
+    buffer.enqueue(np.ones(200, dtype=np.float32), turn=4, at=300)
+    buffer.pull(250)
+
+    assert buffer.played_of(4, buffer.audio_played_to) == 150
+    assert buffer.played_of(3, buffer.audio_played_to) is None
+    buffer.stop()  # a retry: the turn's audio counts afresh from its next piece
+    assert buffer.played_of(4, buffer.audio_played_to) is None
+    buffer.enqueue(np.ones(50, dtype=np.float32), turn=4, at=0)
+    assert buffer.played_of(4, buffer.audio_played_to) == 0
+
+
+def test_turn_audio_queued_out_of_step_is_refused() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(np.ones(300, dtype=np.float32), turn=1, at=0)
+
+    with pytest.raises(ProtocolError, match="queued at 200, but 300"):
+        buffer.enqueue(np.ones(10, dtype=np.float32), turn=1, at=200)

@@ -14,7 +14,7 @@ def test_a_session_resumes_with_its_history(tmp_path: Path) -> None:
     with log:
         conversation.submit("What will the weather be like tomorrow?")
         conversation.add_text("Tomorrow starts dry, then rain.")
-        conversation.cancel("Tomorrow starts dry,")
+        conversation.cut_in("Tomorrow starts dry,")
         log.append_all(conversation.take_events())
     with path.open("ab") as file:
         file.write(b'{"v": 1, "seq": 9')  # the kiosk lost power mid-line

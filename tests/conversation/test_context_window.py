@@ -22,7 +22,7 @@ def exchange(conversation: Conversation, number: int, events: list[ConversationE
         conversation.add_tool_call(call)
         conversation.add_tool_result(ToolResult(call.id, "Dry."))
     if number % 7 == 0:
-        conversation.cancel(f"On day {number} it stays dry,")
+        conversation.cut_in(f"On day {number} it stays dry,")
     else:
         conversation.complete()
         if conversation.awaits_follow_up:

@@ -45,7 +45,7 @@ def test_interrupted_after_third_word_carries_exactly_the_heard_text() -> None:
     conversation, ledger = Conversation(), PlaybackLedger()
     ask(conversation)
     stream_reply(conversation, ledger, DELTAS[:6])  # the model is still streaming when the user cuts in
-    conversation.cancel(ledger.heard(3 * WORD_SAMPLES + WORD_SAMPLES // 2))
+    conversation.cut_in(ledger.heard(3 * WORD_SAMPLES + WORD_SAMPLES // 2))
 
     request = conversation.submit(NEW_INPUT)
 
@@ -61,7 +61,7 @@ def test_finished_reply_cut_in_playback_carries_only_the_heard_text() -> None:
     conversation, ledger = Conversation(), PlaybackLedger()
     ask(conversation)
     stream_reply(conversation, ledger, DELTAS)  # the whole reply arrived before the cancel
-    conversation.cancel(ledger.heard(3 * WORD_SAMPLES + 10))
+    conversation.cut_in(ledger.heard(3 * WORD_SAMPLES + 10))
 
     request = conversation.submit(NEW_INPUT)
 
@@ -81,7 +81,7 @@ def test_interrupted_tool_calls_get_one_failed_result_each(call_count: int) -> N
     calls = [ToolCall(f"call_{i}", "forecast", {"day": "tomorrow", "n": i}) for i in range(call_count)]
     for call in calls:
         conversation.add_tool_call(call)
-    conversation.cancel(ledger.heard(ledger.audio_end or 0))
+    conversation.cut_in(ledger.heard(ledger.audio_end or 0))
 
     request = conversation.submit(NEW_INPUT)
 
@@ -102,7 +102,7 @@ def test_tool_call_that_ran_keeps_its_real_result_when_interrupted() -> None:
     conversation.add_tool_call(ran)
     conversation.add_tool_call(not_ran)
     conversation.add_tool_result(ToolResult("a", "Dry, fourteen degrees."))
-    conversation.cancel("")
+    conversation.cut_in("")
 
     request = conversation.submit(NEW_INPUT)
 
@@ -120,7 +120,7 @@ def test_cancelled_before_anything_was_heard_merges_the_inputs() -> None:
     conversation, ledger = Conversation(), PlaybackLedger()
     ask(conversation)
     stream_reply(conversation, ledger, DELTAS[:2])
-    conversation.cancel(ledger.heard(WORD_SAMPLES - 1))  # the first word was still playing
+    conversation.cut_in(ledger.heard(WORD_SAMPLES - 1))  # the first word was still playing
 
     request = conversation.submit(NEW_INPUT)
 
@@ -134,7 +134,7 @@ def test_cancelled_while_thinking_merges_and_keeps_the_earlier_history() -> None
     stream_reply(conversation, ledger, DELTAS)
     conversation.complete()
     assert conversation.submit("And on Saturday?") is not None
-    conversation.cancel("")  # no delta had arrived yet
+    conversation.cut_in("")  # no delta had arrived yet
 
     request = conversation.submit("I mean in the morning.")
 
@@ -149,7 +149,7 @@ def test_cancelled_while_thinking_merges_and_keeps_the_earlier_history() -> None
 def test_input_lost_by_a_cancel_is_asked_again_when_the_barge_in_had_no_words() -> None:
     conversation = Conversation()
     ask(conversation)
-    conversation.cancel("")
+    conversation.cut_in("")
 
     request = conversation.submit("")  # the interruption was a cough: the transcript is empty
 
@@ -195,7 +195,7 @@ def test_half_streamed_text_that_was_not_heard_never_crosses() -> None:
     ask(conversation)
     stream_reply(conversation, ledger, DELTAS[:3])
     conversation.add_text(" then rai")  # generated, never synthesized
-    conversation.cancel(ledger.heard(2 * WORD_SAMPLES))
+    conversation.cut_in(ledger.heard(2 * WORD_SAMPLES))
 
     request = conversation.submit(NEW_INPUT)
 
@@ -220,7 +220,7 @@ def test_heard_text_must_be_what_the_model_said() -> None:
     conversation.add_text("Tomorrow starts dry,")
 
     with pytest.raises(ProtocolError, match="not a prefix"):
-        conversation.cancel("Yesterday")
+        conversation.cut_in("Yesterday")
 
 
 def test_input_during_a_turn_must_cancel_it_first() -> None:
@@ -235,9 +235,9 @@ def test_replaying_recorded_events_rebuilds_the_same_conversation() -> None:
     conversation, ledger = Conversation(), PlaybackLedger()
     ask(conversation)
     stream_reply(conversation, ledger, DELTAS)
-    conversation.cancel(ledger.heard(2 * WORD_SAMPLES))
+    conversation.cut_in(ledger.heard(2 * WORD_SAMPLES))
     conversation.submit(NEW_INPUT, input_id="retry-me")
-    conversation.cancel("")  # nothing heard: NEW_INPUT stays pending
+    conversation.cut_in("")  # nothing heard: NEW_INPUT stays pending
 
     rebuilt = Conversation.from_events(conversation.take_events())
 

@@ -92,3 +92,18 @@ def test_heard_is_a_word_prefix_of_exactly_the_words_ended_by_the_cut(
     assert reply.startswith(heard)
     assert heard == "" or len(heard) == len(reply) or reply[len(heard)].isspace()
     assert heard.split() == [word for word, span in zip(reply.split(), spans, strict=True) if span.end <= cut]
+
+
+def test_audio_queued_piece_by_piece_is_heard_as_the_sink_reports_it_played() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("Tomorrow starts dry,")
+    ledger.close_text()
+    assert ledger.queue_audio(150, [SampleSpan(0, 100)]) == 0
+    assert ledger.queue_audio(300, [SampleSpan(0, 150), SampleSpan(150, 300)]) == 150
+
+    ledger.note_played(299)
+    assert ledger.heard() == "Tomorrow"  # "starts" ends at 300
+    assert ledger.playing
+    ledger.note_played(450)
+    assert ledger.heard() == "Tomorrow starts dry,"
+    assert not ledger.playing

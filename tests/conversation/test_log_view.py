@@ -32,7 +32,7 @@ def test_a_reply_heard_in_full_before_the_user_spoke_over_its_tool_is_not_called
     with SessionLog.create(tmp_path / "s.jsonl") as log:
         conversation.submit("Check Sunday?", "in-1")
         conversation.add_text("Let me check.")
-        conversation.cancel("Let me check.", reply_finished=True)
+        conversation.cut_in("Let me check.", reply_finished=True)
         log.append_all(conversation.take_events())
 
     text = render_session(load_session(tmp_path / "s.jsonl"))

@@ -61,7 +61,7 @@ def test_three_hundred_exchanges_all_answered_within_the_context(
             prompt_sizes.append(prompt_tokens)
             conversation.add_text(reply)
             if number % 10 == 0 and " " in reply:  # now and then the user cuts in
-                conversation.cancel(reply.split(" ")[0])
+                conversation.cut_in(reply.split(" ")[0])
             else:
                 conversation.complete()
             log.append_all(conversation.take_events())

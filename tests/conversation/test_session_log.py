@@ -28,7 +28,7 @@ def interrupted_session(path: Path) -> Conversation:
     with SessionLog.create(path) as log:
         conversation.submit("What will the weather be like tomorrow?")
         conversation.add_text("Tomorrow starts dry, then rain moves in.")
-        conversation.cancel("Tomorrow starts dry,", cut_s=3.3)
+        conversation.cut_in("Tomorrow starts dry,", cut_s=3.3)
         conversation.submit("Sorry, I meant on Sunday.")
         conversation.add_text("On Sunday it stays dry.")
         conversation.complete()
@@ -149,7 +149,7 @@ while True:
     n += 1
     conversation.submit(f"question {n} " + "x" * 3000)
     conversation.add_text("An answer that the user cut off halfway through.")
-    conversation.cancel("An answer that" if n % 2 else "")
+    conversation.cut_in("An answer that" if n % 2 else "")
     for event in conversation.take_events():
         log.append(event)
         sys.stdout.write("ok\\n")

@@ -24,12 +24,12 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import Engine, Phase
 from voice.engine.events import (
+    AudioPlayed,
     LlmDone,
     LlmFailed,
     LlmText,
     LlmToolCall,
     MicAudio,
-    PlaybackProgress,
     SynthesisReady,
     ToolDone,
     TranscriptReady,
@@ -106,7 +106,7 @@ class Room:
 
     def play(self, turn: int, samples: int) -> list[EngineAction]:
         self.played = min(self.queued, self.played + samples)
-        return self.engine.handle(PlaybackProgress(turn, self.played, self.clock))
+        return self.engine.handle(AudioPlayed(turn, self.played, self.clock))
 
 
 def ask(room: Room) -> SendRequest:

@@ -100,7 +100,7 @@ def test_a_cancelled_reply_carries_only_its_delivered_prefix(recording: Recordin
     prefix = text_of(delivered).strip()
     assert prefix
 
-    conversation.cancel(heard=prefix)
+    conversation.cut_in(heard=prefix)
     second = conversation.submit("Make it about a dog instead.")
     assert second is not None
     assert second.items == (

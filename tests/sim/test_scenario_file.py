@@ -95,3 +95,21 @@ def test_an_earlier_run_is_not_overwritten_without_force(
 
     assert "pass --force to replace them" in capsys.readouterr().err
     assert (out / "session.jsonl").read_text() == "precious\n"
+
+
+@pytest.mark.models
+def test_a_script_with_too_few_replies_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two_questions = [
+        {"wav": str(AUDIO / "hello-there.wav"), "at_s": 0.5},
+        {"wav": str(AUDIO / "what-weather.wav"), "at_s": 2.5},
+    ]
+    path = write(tmp_path, GOOD | {"user": two_questions, "end_s": 8})
+
+    code = main(["simulate", str(path), "--out", str(tmp_path / "out")])
+
+    assert code == 1
+    assert capsys.readouterr().err.strip() == (
+        "voice: error: the scenario scripts 1 replies but the assistant made request 2"
+    )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from voice.audio.block import ENGINE_RATE, Samples
-from voice.errors import AudioError
+from voice.errors import AudioError, ProtocolError
 
 # How many runs of contiguous playback ``audio_played_at`` remembers; a run ends at each pause, stop
 # or underrun, so this covers far more than one reply.
@@ -33,13 +33,22 @@ _RUN_HISTORY = 1024
 
 
 @dataclass(frozen=True)
-class PlaybackProgress:
+class PlaybackCounters:
     """A consistent snapshot of the counters (reading the properties one by one races the device thread)."""
 
     position: int
     handed_out: int
     audio_played_to: int
     queued_frames: int
+
+
+@dataclass
+class _TurnAudio:
+    """The turn whose audio was queued last: where its audio starts in the enqueue index, how much."""
+
+    turn: int
+    base: int
+    queued: int = 0
 
 
 @dataclass
@@ -69,19 +78,44 @@ class PlaybackBuffer:
         self._fade_in_left = 0
         self._runs: list[_Run] = []
         self._forgotten_played_to = 0
+        self._turn_audio: _TurnAudio | None = None  # the reply audio queued since the last stop
 
-    def enqueue(self, samples: Samples) -> int:
-        """Queue mono audio after what is already queued; returns the enqueue index of its first sample."""
+    def enqueue(self, samples: Samples, turn: int | None = None, at: int = 0) -> int:
+        """Queue mono audio after what is already queued; returns the enqueue index of its first sample.
+
+        Reply audio names its ``turn`` and where it starts in that turn's audio (``at``), so
+        :meth:`played_of` can say how much of the turn has played; a notice names none.
+        """
         audio = np.asarray(samples, dtype=np.float32)
         if audio.ndim != 1:
             raise AudioError(f"playback takes mono samples, got an array shaped {audio.shape}")
         with self._lock:
             index = self._enqueued
+            if turn is not None:
+                self._tag(turn, at, index, audio.size)
             if audio.size:
                 self._queue.append((index, audio.copy()))
                 self._queued += audio.size
                 self._enqueued += audio.size
             return index
+
+    def _tag(self, turn: int, at: int, index: int, frames: int) -> None:
+        """Count ``frames`` more of ``turn``'s audio from ``index``. Lock held."""
+        tagged = self._turn_audio
+        if tagged is None or tagged.turn != turn:
+            tagged = self._turn_audio = _TurnAudio(turn, index)
+        if at != tagged.queued:
+            raise ProtocolError(f"turn {turn}'s audio queued at {at}, but {tagged.queued} samples are queued")
+        tagged.queued += frames
+
+    def played_of(self, turn: int | None, audio_played_to: int) -> int | None:
+        """How many samples of ``turn``'s audio are played once ``audio_played_to`` is (None unless
+        ``turn`` is the turn whose audio was queued last, since the last stop)."""
+        with self._lock:
+            tagged = self._turn_audio
+        if tagged is None or tagged.turn != turn:
+            return None
+        return max(0, min(audio_played_to - tagged.base, tagged.queued))
 
     def pull(self, frames: int) -> Samples:
         """Hand the device exactly ``frames`` samples: queued audio, then silence if the queue runs dry."""
@@ -102,6 +136,7 @@ class PlaybackBuffer:
                 self._fade_out_head()
             self._queued -= sum(len(chunk) for _, chunk in self._queue)
             self._queue.clear()
+            self._turn_audio = None  # a retried attempt counts its audio afresh
             self._paused = False
             self._fade_in_left = 0
 
@@ -154,9 +189,9 @@ class PlaybackBuffer:
         with self._lock:
             return self._played_to
 
-    def progress(self) -> PlaybackProgress:
+    def counters(self) -> PlaybackCounters:
         with self._lock:
-            return PlaybackProgress(
+            return PlaybackCounters(
                 self.start + self._handed_out, self._handed_out, self._played_to, self._queued
             )
 
@@ -168,6 +203,18 @@ class PlaybackBuffer:
                 return self._forgotten_played_to
             run = self._runs[at]
             return run.index + min(run.length, clock_sample - run.clock)
+
+    def clock_of(self, audio_played_to: int) -> int | None:
+        """The inverse of ``audio_played_at``: the output-clock sample right after the enqueued sample
+        just before ``audio_played_to`` was handed out; None if that is forgotten or never was."""
+        with self._lock:
+            at = bisect.bisect_left(self._runs, audio_played_to, key=lambda run: run.index) - 1
+            if at < 0:
+                return None
+            run = self._runs[at]
+            if audio_played_to > run.index + run.length:
+                return None
+            return run.clock + audio_played_to - run.index
 
     def _drain(self, queue: deque[tuple[int, Samples]], out: Samples, filled: int) -> int:
         """Move audio from ``queue`` into ``out[filled:]``; returns the new fill level. Lock held."""

@@ -80,6 +80,6 @@ def _chat(args: argparse.Namespace) -> int:
         try:
             asyncio.run(main())
         finally:
-            thinker.cancel_all()
+            thinker.stop_all()
             work.close()
     return 0

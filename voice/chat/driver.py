@@ -13,9 +13,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
-from voice.audio.asr_signal import AsrSignal, TranscribingAsrSignal
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream, rescan_devices
 from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
@@ -23,8 +21,8 @@ from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.components import SpeechModels
 from voice.conversation.session_log import SessionLog
+from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import MicAudio
 from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
@@ -51,32 +49,6 @@ class DeviceSettings:
     input_device: DeviceSpec = None
     output_device: DeviceSpec = None
     block_ms: int = 40
-
-
-class AudioInput(Protocol):
-    """A started mic stream (MicrophoneStream) handing blocks to the callback it was opened with."""
-
-    overflows: int
-
-    def check(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class AudioOutput(Protocol):
-    """A started speaker stream (SpeakerStream) pulling the playback buffer."""
-
-    underflows: int
-
-    @property
-    def position(self) -> int: ...
-
-    @property
-    def latency_samples(self) -> int: ...
-
-    def check(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 OpenInput = Callable[[Callable[[AudioBlock], None]], AudioInput]
@@ -122,21 +94,18 @@ class DeviceConversation:
         say: Callable[[str], None] | None = None,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
-        self._asr_signal = AsrSignal() if echo_canceller is not None else None
-        transcriber = models.transcriber
-        if self._asr_signal is not None:
-            transcriber = TranscribingAsrSignal(transcriber, self._asr_signal)
+        self._echo = EchoPath(echo_canceller, EchoReference())
+        transcriber = self._echo.transcriber(models.transcriber)
         self.runner = ActionRunner(
             engine, transcriber, models.synthesizer, thinker, work, self.buffer, session_log
         )
-        self._echo_canceller = echo_canceller
+        self._duplex = Duplex(self.runner, self._echo)
         real_input, real_output = device_openers(devices)
         self._open_input = open_input or real_input
         self._open_output = open_output or real_output
         # PortAudio only sees a restarted sound server after a rescan; streams handed in need none.
         self._rescan = rescan_devices if open_input is None else (lambda: None)
         self._say = say or (lambda line: print(f"voice: {line}", file=sys.stderr, flush=True))
-        self._reference = EchoReference()
         self._blocks: asyncio.Queue[AudioBlock | None] = asyncio.Queue()  # bounded by _enqueue
         self._backlog = max(1, round(BACKLOG_S * 1000 / devices.block_ms))
         self._stopped = asyncio.Event()
@@ -144,13 +113,16 @@ class DeviceConversation:
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
-        self._seen = {"overflows": 0, "underflows": 0}
-        self._counters = {"overflows": 0, "underflows": 0, "reopened": 0, "dropped_blocks": 0}
-        self.clock = 0  # mic clock sample after the last block handled
+        self._counters = {"reopened": 0, "dropped_blocks": 0}
+
+    @property
+    def clock(self) -> int:
+        """Mic clock sample after the last block handled."""
+        return self._duplex.clock
 
     def device_counters(self) -> dict[str, int]:
         """Glitches so far: overflows, underflows, echo reference re-alignments, device reopens."""
-        return {**self._counters, "realignments": self._reference.realignments}
+        return {**self._duplex.glitches, **self._counters, "realignments": self._echo.reference.realignments}
 
     def stop(self) -> None:
         """End :meth:`run` after the block in hand (call it on the loop, e.g. from a signal handler)."""
@@ -167,9 +139,9 @@ class DeviceConversation:
             moved = AudioBlock(block.samples, block.rate, block.start + start_at, block.device_time)
             loop.call_soon_threadsafe(self._enqueue, moved)
 
-        self._seen = {"overflows": 0, "underflows": 0}
+        self._duplex.streams_opened()
         self._started = False
-        self._speaker = self._open_output(self.buffer, self._reference.played)
+        self._speaker = self._open_output(self.buffer, self._echo.played)
         try:
             self._mic = self._open_input(deliver)
         except DeviceError:
@@ -248,25 +220,14 @@ class DeviceConversation:
                 except DeviceError as exc:
                     self._say(str(exc))
         self._mic = self._speaker = None
-        self._reference.restart()
+        self._duplex.streams_closed()
         self._next_start = self.clock
 
     def _step(self, block: AudioBlock) -> None:
         mic, speaker = self._mic, self._speaker
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
-        self.runner.feed_finished_work()
-        self.runner.report_progress(
-            self.buffer.audio_played_at(speaker.position - speaker.latency_samples), block.end
-        )
-        self._note_glitches(mic.overflows, speaker.underflows)
-        self.clock = block.end
-        if self._echo_canceller is not None and self._asr_signal is not None:
-            reference = self._reference.for_mic(block)
-            self._asr_signal.add(block, reference)
-            block = self._echo_canceller.process(block, reference)
-        if block.frames:
-            self.runner.feed(MicAudio(block))
+        self._duplex.step(block, mic, speaker)
 
     def _enqueue(self, block: AudioBlock) -> None:
         """Queue a mic block; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""
@@ -276,12 +237,3 @@ class DeviceConversation:
                 self._say(f"fell {BACKLOG_S:g} s behind the microphone; dropping the oldest audio")
             self._counters["dropped_blocks"] += 1
         self._blocks.put_nowait(block)
-
-    def _note_glitches(self, overflows: int, underflows: int) -> None:
-        """Count the devices' overflows and underflows; after any, line the echo reference up afresh."""
-        now = {"overflows": overflows, "underflows": underflows}
-        if now != self._seen:
-            for key, value in now.items():
-                self._counters[key] += max(0, value - self._seen[key])
-            self._reference.glitch()
-        self._seen = now

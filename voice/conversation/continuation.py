@@ -30,6 +30,7 @@ from voice.conversation.items import (
     ToolResult,
     UserText,
 )
+from voice.conversation.ledger import PlaybackLedger
 from voice.errors import ProtocolError
 
 NOT_RUN_UNFINISHED = "Not run: the turn ended before it ran."
@@ -47,7 +48,7 @@ class Request:
 @dataclass
 class _ActiveTurn:
     turn: int
-    reply: str = ""
+    reply: PlaybackLedger = field(default_factory=PlaybackLedger)  # the one copy of the reply's text
     calls: list[ToolCall] = field(default_factory=list)
     results: dict[str, ToolResult] = field(default_factory=dict)
     committed_calls: bool = False
@@ -109,6 +110,16 @@ class Conversation:
     @property
     def active_turn(self) -> int | None:
         return self._active.turn if self._active else None
+
+    @property
+    def reply(self) -> PlaybackLedger:
+        """The reply of the turn in flight: its text, and which of its words were heard."""
+        return self._require_active("reply").reply
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls the turn in flight proposed so far (the one list of them)."""
+        return tuple(self._require_active("tool calls").calls)
 
     @property
     def turns(self) -> int:
@@ -192,7 +203,7 @@ class Conversation:
     # -- during a turn ----------------------------------------------------------------------------
 
     def add_text(self, delta: str) -> None:
-        self._require_active("reply text").reply += delta
+        self._require_active("reply text").reply.add_text(delta)
 
     def add_tool_call(self, call: ToolCall) -> None:
         """A tool call the model finished proposing (half-streamed calls never get here)."""
@@ -207,26 +218,27 @@ class Conversation:
     def discard_reply(self) -> None:
         """Forget what the turn streamed so far: a failed attempt is about to be retried."""
         active = self._require_active("discard")
-        active.reply, active.calls, active.results = "", [], {}
+        active.reply, active.calls, active.results = PlaybackLedger(), [], {}
 
     # -- ending turns -----------------------------------------------------------------------------
 
     def complete(self) -> None:
         """The reply streamed and played in full: its items enter the history as generated."""
         active = self._require_active("completion")
-        self._commit_turn(active, active.reply.strip(), interrupted=False, not_run=NOT_RUN_UNFINISHED)
-        self._record(TurnEnded(active.turn, False, active.reply.strip(), active.reply.strip()))
+        reply = active.reply.text.strip()
+        self._commit_turn(active, reply, interrupted=False, not_run=NOT_RUN_UNFINISHED)
+        self._record(TurnEnded(active.turn, False, reply, reply))
 
-    def cancel(self, heard: str, cut_s: float | None = None, *, reply_finished: bool = False) -> None:
+    def cut_in(self, heard: str, cut_s: float | None = None, *, reply_finished: bool = False) -> None:
         """The user cut in: only what was heard (and complete tool calls) crosses into the history.
 
         With nothing crossing, no assistant item is written and the user's input stays pending, to be
         merged with what they say next. A finished reply the user heard whole is carried whole, not
         marked interrupted (they cut in while its tools ran).
         """
-        active = self._require_active("cancel")
+        active = self._require_active("cut in")
         heard = heard.strip()
-        generated = active.reply.strip()
+        generated = active.reply.text.strip()
         if not generated.startswith(heard):
             raise ProtocolError(f"heard text {heard[:40]!r} is not a prefix of the reply")
         if heard or active.calls:
@@ -240,7 +252,7 @@ class Conversation:
         A failure is not an interruption: the next thing the user says merges with the unanswered input.
         """
         active = self._require_active("failure")
-        self._record(TurnFailed(active.turn, reason, dispatch, active.reply.strip(), heard.strip()))
+        self._record(TurnFailed(active.turn, reason, dispatch, active.reply.text.strip(), heard.strip()))
 
     def note_failure(self, part: str, message: str) -> None:
         """Record that a part of the assistant failed (the log keeps what the user met)."""

@@ -4,7 +4,12 @@ Reply text arrives in deltas whose boundaries have nothing to do with word bound
 arrive per word, in order, as synthesis places them on the output clock. A word is a maximal run of
 non-space characters (punctuation stays with its word, so "dry," is one word). ``heard(n)`` is the
 reply text up to the end of the last word whose audio ended at or before sample ``n``, never part of a
-word and never a word still playing. It is the single source of the spoken prefix.
+word and never a word still playing. It is the single source of the spoken prefix, and the one copy of
+the reply's text.
+
+Samples count on the reply's own audio (0 is its first sample): the engine queues each synthesized
+piece after the last (``queue_audio``), the playback sink reports how much of it has played
+(``note_played``), and ``heard()`` answers for that.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class PlaybackLedger:
         self._words: (
             list[tuple[int, int]] | None
         ) = []  # character spans of every run of non-space; None: stale
+        self._queued = 0  # samples of the reply's audio queued for playback
+        self._played = 0  # of those, how many the sink reported played
 
     @property
     def text(self) -> str:
@@ -94,6 +101,32 @@ class PlaybackLedger:
         self._spans.extend(spans)
         self._ends.extend(span.end for span in spans)
 
+    def queue_audio(self, frames: int, spans: list[SampleSpan]) -> int:
+        """The next ``frames`` samples of the reply's audio, its words at ``spans`` from its first
+        sample; returns where that piece starts in the reply's audio."""
+        start = self._queued
+        self.place([SampleSpan(start + span.start, start + span.end) for span in spans])
+        self._queued += frames
+        return start
+
+    @property
+    def queued(self) -> int:
+        """Samples of the reply's audio queued for playback so far."""
+        return self._queued
+
+    @property
+    def played(self) -> int:
+        """Samples of the reply's audio the playback sink last reported played."""
+        return self._played
+
+    def note_played(self, played: int) -> None:
+        self._played = played
+
+    @property
+    def playing(self) -> bool:
+        """Queued audio is still to play."""
+        return self._played < self._queued
+
     @property
     def placed_words(self) -> int:
         return len(self._spans)
@@ -103,12 +136,12 @@ class PlaybackLedger:
         """Output sample where the last placed word's audio ends (None before any)."""
         return self._ends[-1] if self._ends else None
 
-    def heard_word_count(self, sample: int) -> int:
-        """How many leading words had finished playing by output sample ``sample``."""
-        return bisect.bisect_right(self._ends, sample)
+    def heard_word_count(self, sample: int | None = None) -> int:
+        """How many leading words had finished playing by sample ``sample`` (default: as played)."""
+        return bisect.bisect_right(self._ends, self._played if sample is None else sample)
 
-    def heard(self, sample: int) -> str:
-        """Exactly the reply text whose words finished playing by output sample ``sample``."""
+    def heard(self, sample: int | None = None) -> str:
+        """Exactly the reply text whose words finished playing by sample ``sample`` (default: as played)."""
         count = self.heard_word_count(sample)
         if count == 0:
             return ""

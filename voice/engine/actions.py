@@ -8,6 +8,7 @@ from typing import TypeAlias
 from voice.audio.block import AudioBlock
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall
+from voice.conversation.ledger import SampleSpan
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,17 @@ class Synthesize:
 
 @dataclass(frozen=True)
 class Play:
-    """Queue this audio after the turn's audio queued before it."""
+    """Queue this audio after the turn's audio queued before it.
+
+    ``at`` is where it starts in the turn's audio (0 starts the turn's audio afresh, as after a
+    retry); ``words`` are its words' sample spans from its first sample. The playback sink counts
+    how much of the turn's audio has played in these terms.
+    """
 
     turn: int
     audio: AudioBlock
+    at: int = 0
+    words: tuple[SampleSpan, ...] = ()
 
 
 @dataclass(frozen=True)

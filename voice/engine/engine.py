@@ -2,8 +2,12 @@
 
 Pure: it reads no clock (time is the mic's sample clock) and does no I/O. Drivers feed it events and
 carry out the actions it returns. Speech heard while the assistant talks pauses playback at once (the
-reaction users notice); the utterance's transcript then decides: real words from the user cancel the
+reaction users notice); the utterance's transcript then decides: real words from the user cut the
 turn, keeping exactly what was heard, while a cough, a click or the assistant's own echo resumes it.
+
+Its parts keep their own state: utterances and speculative ASR (utterances.py), the echo judgement
+of a barge-in (barge_in.py), a turn's tools and the input held while they run (tool_runs.py), and the
+reply's text and what of it was heard (the conversation's PlaybackLedger).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import enum
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
@@ -20,11 +24,9 @@ from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
 from voice.conversation.continuation import Conversation, Request
-from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
-    DropTranscription,
     EngineAction,
     PausePlayback,
     Play,
@@ -34,9 +36,10 @@ from voice.engine.actions import (
     SpeakNotice,
     StopPlayback,
     Synthesize,
-    Transcribe,
 )
+from voice.engine.barge_in import EchoJudge
 from voice.engine.events import (
+    AudioPlayed,
     CancelReply,
     EndConversation,
     EngineEvent,
@@ -47,7 +50,6 @@ from voice.engine.events import (
     MicAudio,
     MuteMicrophone,
     PartFailed,
-    PlaybackProgress,
     SynthesisFailed,
     SynthesisReady,
     TextInput,
@@ -56,7 +58,8 @@ from voice.engine.events import (
     TranscriptReady,
 )
 from voice.engine.records import SpeechRecord, TurnRecord
-from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
+from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
+from voice.engine.utterances import Utterances
 from voice.errors import ProtocolError
 from voice.events import (
     Failure,
@@ -79,8 +82,7 @@ FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
-TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited after the user moved on
-ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
+__all__ = ["TOOL_WAIT_LIMIT_S", "Engine", "Phase", "Vad"]
 
 
 class Phase(enum.Enum):
@@ -100,20 +102,15 @@ class Vad(Protocol):
 class _Turn:
     request: Request
     record: TurnRecord
-    ledger: PlaybackLedger = field(default_factory=PlaybackLedger)
+    ledger: PlaybackLedger  # the conversation's reply in flight: its text, audio queued and played
     chunker: SpeechChunker = field(default_factory=SpeechChunker)
     attempt: int = 1
     first_chunk: int = 0  # chunks numbered below this belong to a failed earlier attempt
     chunks_asked: int = 0
     chunks_done: int = 0
-    enqueued: int = 0
-    played: int = 0
     llm_done: bool = False
     paused: bool = False
-    calls: list[ToolCall] = field(default_factory=list)
-    tools_waiting: set[str] = field(default_factory=set)
-    tools_started: bool = False
-    cut_at: int | None = None  # the user moved on at this sample while the turn's tools ran
+    tools: ToolRun = field(default_factory=ToolRun)
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
     input_end: int | None = None  # where the spoken input this turn answers ended
     heard_words: int = 0  # words announced as heard so far
@@ -123,10 +120,11 @@ class _Turn:
         return self.request.turn
 
     def all_audio_played(self) -> bool:
-        return self.llm_done and self.chunks_done == self.chunks_asked and self.played >= self.enqueued
+        return self.llm_done and self.chunks_done == self.chunks_asked and not self.ledger.playing
 
 
 Handler = Callable[["Engine", Any], list[EngineAction]]
+FROM_STATE = None  # the next phase follows from the turn's state (Engine._settle_phase)
 
 
 class Engine:
@@ -148,14 +146,9 @@ class Engine:
         self._outbox: list[StreamEvent] = []
         self._input_end: int | None = None  # end of the utterance being taken as input
         self._turn: _Turn | None = None
-        self._transcriptions = 0
-        self._transcribing = 0  # final transcripts still to come
-        self._utterance_of: dict[int, SpeechRecord] = {}
-        self._speculation: tuple[int, int] | None = None  # (transcription, voiced end) offered early
-        self._early_transcripts: dict[int, TranscriptReady | TranscriptFailed] = {}
-        self._open_speech: SpeechRecord | None = None
-        self._last_reply: tuple[str, int, int] | None = None  # its last words, how many, when it ended
-        self._held: list[tuple[str, str]] = []  # (text, id) said while a turn's tools ran
+        self.utterances = Utterances()
+        self._echo = EchoJudge(rate)
+        self.held = HeldInput()  # said while a turn's tools ran
         self._clock = 0  # end of the last mic block: how long held input has waited
         self._muted = False
         # the latest records only: a kiosk runs for weeks, and the session log keeps everything
@@ -166,8 +159,8 @@ class Engine:
     def phase(self) -> Phase:
         return self._phase
 
-    @phase.setter
-    def phase(self, phase: Phase) -> None:
+    def _enter(self, phase: Phase) -> None:
+        """The one place the phase changes (the stream hears of each change)."""
         if phase is not self._phase:
             self._phase = phase
             self._emit(StateChanged(phase.value, self._now()))
@@ -190,7 +183,7 @@ class Engine:
     def assistant_audible(self) -> bool:
         """True while reply audio is playing (the VAD then needs barge-in settings)."""
         turn = self._turn
-        return turn is not None and not turn.paused and turn.played < turn.enqueued
+        return turn is not None and not turn.paused and turn.ledger.playing
 
     def _require_turn(self) -> _Turn:
         if self._turn is None:
@@ -207,10 +200,15 @@ class Engine:
         return self._dispatch(event)
 
     def _dispatch(self, event: EngineEvent | VadEvent) -> list[EngineAction]:
-        handler = _TRANSITIONS.get((self.phase, type(event)))
-        if handler is None:
+        transition = _TRANSITIONS.get((self.phase, type(event)))
+        if transition is None:
             raise ProtocolError(f"{type(event).__name__} is not expected while {self.phase.value}")
-        return handler(self, event)
+        handler, next_phase = transition
+        actions = handler(self, event)
+        if next_phase is not None:
+            self._enter(next_phase)
+        confirmed = self.utterances.take_confirmed()  # its words count once the phase says so
+        return actions if confirmed is None else actions + self._dispatch(confirmed)
 
     # -- microphone and VAD -----------------------------------------------------------------------
 
@@ -225,83 +223,41 @@ class Engine:
         return actions + self._abandon_overdue_tools()
 
     def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
-        self._open_speech = SpeechRecord(event.sample, event.sample)
+        """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
+        self.utterances.started(event.sample)
         self._emit(stream.SpeechStarted(self._now(event.sample)))
-        self.phase = Phase.USER_SPEAKING
         turn = self._turn
         if turn is None or turn.paused:
             return []
-        if turn.played < turn.enqueued and turn.record.barge_in is None:
+        if turn.ledger.playing and turn.record.barge_in is None:
             turn.record.barge_in = event.sample
         turn.paused = True
         return [PausePlayback(turn.number)]
 
     def _on_speech_paused(self, event: SpeechPaused) -> list[EngineAction]:
-        """The user may have finished: transcribe now, while endpointing still waits to be sure."""
-        stale = self._drop_speculation()
-        self._transcriptions += 1
-        self._speculation = (self._transcriptions, event.sample)
-        return [*stale, Transcribe(self._transcriptions, event.utterance)]
-
-    def _drop_speculation(self) -> list[EngineAction]:
-        """The user talked past an early offer: its transcription is not needed (if queued, it never runs)."""
-        speculation, self._speculation = self._speculation, None
-        self._early_transcripts.clear()
-        return [] if speculation is None else [DropTranscription(speculation[0])]
+        return self.utterances.paused(event.sample, event.utterance)
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
-        record = self._open_speech
-        if record is None:  # the table admits SpeechEnded only while the user speaks
-            raise ProtocolError("speech ended that never started")
-        record.end = event.sample
+        record, actions = self.utterances.ended(event.sample, event.utterance)
         self._emit(stream.SpeechStopped(self._now(event.sample)))
         self.speech.append(record)
-        self._open_speech = None
-        self._transcribing += 1
-        self.phase = Phase.THINKING
-        speculation = self._speculation
-        if speculation is not None and speculation[1] == event.sample:  # nothing was said since the offer
-            self._speculation = None
-            self._utterance_of[speculation[0]] = record
-            early = self._early_transcripts.pop(speculation[0], None)
-            return [] if early is None else self._dispatch(early)
-        stale = self._drop_speculation()
-        self._transcriptions += 1
-        self._utterance_of[self._transcriptions] = record
-        return [*stale, Transcribe(self._transcriptions, event.utterance)]
-
-    def _claim_utterance(self, event: TranscriptReady | TranscriptFailed) -> SpeechRecord | None:
-        """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
-        record = self._utterance_of.pop(event.utterance, None)
-        if record is None:
-            if self._speculation is not None and self._speculation[0] == event.utterance:
-                self._early_transcripts[event.utterance] = event
-            return None  # or a speculation the user talked past: dropped
-        self._transcribing -= 1
-        return record
+        return actions
 
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
-        record = self._claim_utterance(event)
+        record = self.utterances.claim(event)
         if record is None:
             return []
         record.transcript = event.text
         turn = self._turn
-        genuine = is_meaningful(event.text)
-        if genuine and turn is not None and turn.record.barge_in is not None:
-            voiced_s = (record.end - record.start) / self.rate
-            genuine = not sounds_like_echo(event.text, *self._recently_played(turn))
-            genuine = genuine and not is_fragment(event.text, voiced_s)
-        elif genuine and turn is None and self._last_reply is not None:
-            words, count, ended = self._last_reply
-            tail = record.start - ended < ECHO_TAIL_S * self.rate
-            genuine = not (tail and sounds_like_echo(event.text, words, count))
-        if not genuine:
+        reply = None if turn is None else turn.ledger
+        barged_in = turn is not None and turn.record.barge_in is not None
+        if not self._echo.is_user(event.text, record, reply, barged_in):
             return self._no_words()
         self._input_end = record.end
         return self._take_input(event.text, self._fresh_id("speech"))
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
-        record = self._claim_utterance(event)
+        record = self.utterances.claim(event)
         if record is None:
             return []
         record.transcript = ""
@@ -325,7 +281,7 @@ class Engine:
     def _on_text_input(self, event: TextInput) -> list[EngineAction]:
         """Typed input follows the rules of speech; a repeated id starts and cancels nothing."""
         input_id = event.input_id or self._fresh_id("text")
-        if self.conversation.has_seen(input_id) or any(input_id == held for _, held in self._held):
+        if self.conversation.has_seen(input_id) or input_id in self.held:
             self.conversation.note_duplicate(input_id)
             self._emit(stream.InputDuplicate(input_id, self._now()))
             return []
@@ -335,29 +291,20 @@ class Engine:
 
     def _fresh_id(self, kind: str) -> str:
         """An id for input that came without one, unique over the session's whole log (resumes included)."""
-        return f"{kind}-{self.conversation.inputs + len(self._held) + 1}"
+        return f"{kind}-{self.conversation.inputs + len(self.held) + 1}"
 
     def _take_input(self, text: str, input_id: str) -> list[EngineAction]:
-        """Real input from the user: it cancels the turn in flight and starts the next one."""
+        """Real input from the user: it cuts the turn in flight and starts the next one."""
         turn = self._turn
-        if turn is not None and turn.tools_waiting:  # a running tool's real result is awaited first
-            turn.cut_at = turn.cut_at if turn.cut_at is not None else self._clock
-            self._held.append((text, input_id))
+        if turn is not None and turn.tools.waiting:  # a running tool's real result is awaited first
+            turn.tools.note_cut(self._clock)
+            self.held.hold(text, input_id)
             self._emit(InputTranscript(input_id, text.strip(), None, self._now()))
             self._settle_phase()
             return []
-        actions: list[EngineAction] = self._cancel(turn) if turn is not None else []
+        actions: list[EngineAction] = self._interrupt(turn) if turn is not None else []
         self._emit(InputTranscript(input_id, text.strip(), self.conversation.pending_input, self._now()))
         return actions + self._submit(text, input_id)
-
-    @staticmethod
-    def _recently_played(turn: _Turn, before: int = 12, after: int = 2) -> tuple[str, int]:
-        """The words around the pause (what an echo of the assistant's own voice would repeat), and
-        how many of them had been heard at the pause."""
-        words = [word.text for word in turn.ledger.words()]
-        heard = turn.ledger.heard_word_count(turn.played)
-        first = max(0, heard - before)
-        return " ".join(words[first : heard + after]), heard - first
 
     def _on_mute(self, event: MuteMicrophone) -> list[EngineAction]:
         self._muted = event.muted
@@ -368,32 +315,27 @@ class Engine:
         turn = self._turn
         if turn is None:
             return []
-        if turn.tools_waiting:
-            turn.cut_at = turn.cut_at if turn.cut_at is not None else self._clock
+        if turn.tools.waiting:
+            turn.tools.note_cut(self._clock)
             return []
-        actions = self._cancel(turn)
+        actions = self._interrupt(turn)
         self._settle_phase()
         return actions
 
     def _on_end_conversation(self, event: EndConversation) -> list[EngineAction]:
         """Cut the turn in flight for good and forget transcriptions still to come; input held while
         tools ran stays in this conversation, unanswered."""
-        actions = self._drop_speculation()
-        actions += [DropTranscription(utterance) for utterance in sorted(self._utterance_of)]
-        self._utterance_of.clear()
-        self._transcribing = 0
+        actions = self.utterances.drop_all()
         turn = self._turn
-        if turn is not None and turn.tools_started:  # heard whole: it ends as when the user moved on
-            for call_id in sorted(turn.tools_waiting):
-                self.conversation.add_tool_result(ToolResult(call_id, ABANDONED_RUNNING, failed=True))
-            turn.tools_waiting.clear()
+        if turn is not None and turn.tools.started:  # heard whole: it ends as when the user moved on
+            for result in turn.tools.abandon():
+                self.conversation.add_tool_result(result)
             actions += self._end_whole(turn)
         elif turn is not None:
-            actions += self._cancel(turn)
-        for text, input_id in self._held:
+            actions += self._interrupt(turn)
+        for text, input_id in self.held.take():
             self.conversation.receive(text, input_id)
-        self._held = []
-        self._last_reply = None
+        self._echo.forget()
         self._settle_phase()
         return actions
 
@@ -413,7 +355,7 @@ class Engine:
         return self._start_turn(request)
 
     def _start_turn(self, request: Request) -> list[EngineAction]:
-        turn = _Turn(request, TurnRecord(request.turn), input_end=self._input_end)
+        turn = _Turn(request, TurnRecord(request.turn), self.conversation.reply, input_end=self._input_end)
         self._input_end = None
         self.turns.append(turn.record)
         self._turn = turn
@@ -423,7 +365,7 @@ class Engine:
             turn.paused = True
             actions.append(PausePlayback(turn.number))
         else:
-            self.phase = Phase.THINKING
+            self._settle_phase()
         return actions
 
     def _resume(self, turn: _Turn) -> list[EngineAction]:
@@ -439,9 +381,9 @@ class Engine:
         self._settle_phase()
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
-    def _cancel(self, turn: _Turn) -> list[EngineAction]:
+    def _interrupt(self, turn: _Turn) -> list[EngineAction]:
         """The user cut in: stop for good and keep exactly what they heard."""
-        heard = turn.ledger.heard(turn.played)
+        heard = turn.ledger.heard()
         turn.record.interrupted = True
         turn.record.spoken = heard
         turn.record.reply = turn.ledger.text.strip()
@@ -449,33 +391,32 @@ class Engine:
         unheard = turn.ledger.text.strip()[len(heard.strip()) :].strip()
         audio_end_ms = None if cut is None else round(cut * 1000 / self.rate, 1)
         self._emit(ResponseInterrupted(turn.number, heard.strip(), unheard, audio_end_ms, self._now()))
-        self.conversation.cancel(heard, None if cut is None else cut / self.rate)
+        self.conversation.cut_in(heard, None if cut is None else cut / self.rate)
         self._turn = None
         return [CancelTurn(turn.number), StopPlayback(turn.number)]
 
     def _settle_phase(self) -> None:
+        """The phase that follows from the state: while the user speaks, it stays."""
         turn = self._turn
         if self.phase is Phase.USER_SPEAKING:
             return
         if turn is None:
-            self.phase = Phase.THINKING if self._transcribing else Phase.LISTENING
-        elif turn.enqueued > turn.played and not turn.paused:
-            self.phase = Phase.SPEAKING
+            self._enter(Phase.THINKING if self.utterances.transcribing else Phase.LISTENING)
+        elif turn.ledger.playing and not turn.paused:
+            self._enter(Phase.SPEAKING)
         else:
-            self.phase = Phase.THINKING
+            self._enter(Phase.THINKING)
 
     # -- LLM output -------------------------------------------------------------------------------
 
     def _on_llm_text(self, event: LlmText) -> list[EngineAction]:
         turn = self._require_turn()
         self.conversation.add_text(event.text)
-        turn.ledger.add_text(event.text)
         return self._ask_synthesis(turn, turn.chunker.feed(event.text))
 
     def _on_llm_tool_call(self, event: LlmToolCall) -> list[EngineAction]:
         turn = self._require_turn()
         self.conversation.add_tool_call(event.call)
-        turn.calls.append(event.call)
         turn.record.tool_calls.append(event.call.name)
         return []
 
@@ -502,7 +443,7 @@ class Engine:
 
     def _fail(self, turn: _Turn, reason: str, dispatch: str | None, notice: str) -> list[EngineAction]:
         """End the turn as failed: its words stay out of the history and the user's input stays pending."""
-        heard = turn.ledger.heard(turn.played)
+        heard = turn.ledger.heard()
         turn.record.error = reason
         turn.record.reply = turn.ledger.text.strip()
         turn.record.spoken = heard
@@ -513,7 +454,7 @@ class Engine:
 
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
-        heard = turn.ledger.heard(turn.played)
+        heard = turn.ledger.heard()
         error = event.error
         self._emit(Failure(error.code.value, str(error), error.dispatch.value, error.retriable, self._now()))
         if event.error.code is ErrorCode.TOO_LARGE and not turn.trimmed and not heard:
@@ -530,8 +471,7 @@ class Engine:
         turn.request = request
         turn.attempt += 1
         turn.first_chunk = turn.chunks_done = turn.chunks_asked
-        turn.ledger, turn.chunker, turn.calls = PlaybackLedger(), SpeechChunker(), []
-        turn.enqueued = turn.played = 0
+        turn.ledger, turn.chunker = self.conversation.reply, SpeechChunker()
         return [StopPlayback(turn.number), SendRequest(request, delay_s)]
 
     def _ask_synthesis(self, turn: _Turn, chunks: list[str]) -> list[EngineAction]:
@@ -550,17 +490,17 @@ class Engine:
         if event.chunk != turn.chunks_done:
             raise ProtocolError(f"chunk {event.chunk} synthesized before chunk {turn.chunks_done}")
         turn.chunks_done += 1
-        offset = turn.enqueued
-        turn.ledger.place([SampleSpan(offset + w.start, offset + w.end) for w in event.synthesis.words])
-        turn.enqueued += event.synthesis.audio.frames
+        audio = event.synthesis.audio
+        words = tuple(SampleSpan(word.start, word.end) for word in event.synthesis.words)
+        at = turn.ledger.queue_audio(audio.frames, list(words))
         self._settle_phase()
-        return [Play(turn.number, event.synthesis.audio)]
+        return [Play(turn.number, audio, at, words)]
 
-    def _on_progress(self, event: PlaybackProgress) -> list[EngineAction]:
+    def _on_audio_played(self, event: AudioPlayed) -> list[EngineAction]:
         turn = self._require_turn()
         if event.played > 0 and turn.record.audio_start is None:
             turn.record.audio_start = event.clock - event.played
-        if event.played > turn.played:
+        if event.played > turn.ledger.played:
             turn.record.audio_end = event.clock
             turn.record.spoken = turn.ledger.heard(event.played)
             words = turn.ledger.heard_word_count(event.played)
@@ -568,7 +508,7 @@ class Engine:
                 turn.heard_words = words
                 text = turn.record.spoken.strip()
                 self._emit(ResponseHeard(turn.number, text, words, self._now(event.clock)))
-        turn.played = event.played
+        turn.ledger.note_played(event.played)
         return self._finish_if_done(turn)
 
     def _finish_if_done(self, turn: _Turn) -> list[EngineAction]:
@@ -576,20 +516,20 @@ class Engine:
         if turn.paused or not turn.all_audio_played():
             self._settle_phase()
             return []
-        if turn.calls and not turn.tools_started:
-            turn.tools_started = True
-            turn.tools_waiting = {call.id for call in turn.calls}
+        calls = self.conversation.tool_calls
+        if calls and not turn.tools.started:
+            turn.tools.start(calls)
             self._settle_phase()
-            for call in turn.calls:
+            for call in calls:
                 self._emit(ToolCalled(turn.number, call.id, call.name, call.arguments, self._now()))
-            return [RunTool(turn.number, call) for call in turn.calls]
-        if turn.tools_waiting:
+            return [RunTool(turn.number, call) for call in calls]
+        if turn.tools.waiting:
             return []
         self.conversation.complete()
         turn.record.spoken = turn.ledger.text.strip()
         self._emit_done(turn)
         if turn.record.audio_end is not None:
-            self._last_reply = (*self._recently_played(turn), turn.record.audio_end)
+            self._echo.reply_ended(turn.ledger, turn.record.audio_end)
         self._turn = None
         if self.conversation.awaits_follow_up:
             return self._start_turn(self.conversation.follow_up())
@@ -611,26 +551,24 @@ class Engine:
         self.conversation.add_tool_result(event.result)
         result = event.result
         self._emit(ToolFinished(turn.number, result.id, result.output, result.failed, self._now()))
-        turn.tools_waiting.discard(event.result.id)
-        if turn.cut_at is not None and not turn.tools_waiting:
+        turn.tools.finished(event.result.id)
+        if turn.tools.cut_at is not None and not turn.tools.waiting:
             return self._answer_held(turn)
         return self._finish_if_done(turn)
 
     def _abandon_overdue_tools(self) -> list[EngineAction]:
         """The user moved on and a tool still runs past the limit: it gets a failed result that says so."""
         turn = self._turn
-        if turn is None or turn.cut_at is None or self._clock - turn.cut_at < TOOL_WAIT_LIMIT_S * self.rate:
+        if turn is None or not turn.tools.overdue(self._clock, self.rate):
             return []
-        for call_id in sorted(turn.tools_waiting):
-            self.conversation.add_tool_result(ToolResult(call_id, ABANDONED_RUNNING, failed=True))
-        turn.tools_waiting.clear()
+        for result in turn.tools.abandon():
+            self.conversation.add_tool_result(result)
         return self._answer_held(turn)
 
     def _answer_held(self, turn: _Turn) -> list[EngineAction]:
         """The tools the user talked over are done: the turn ends whole, then the user is answered."""
         actions = self._end_whole(turn)
-        held, self._held = self._held, []
-        for text, input_id in held:
+        for text, input_id in self.held.take():
             self.conversation.receive(text, input_id)
         request = self.conversation.start()
         if request is None:
@@ -640,7 +578,7 @@ class Engine:
 
     def _end_whole(self, turn: _Turn) -> list[EngineAction]:
         """A reply heard in full ends while the user moves on (its tools done or abandoned)."""
-        self.conversation.cancel(turn.ledger.heard(turn.played), reply_finished=True)
+        self.conversation.cut_in(turn.ledger.heard(), reply_finished=True)
         turn.record.spoken = turn.ledger.text.strip()
         self._emit_done(turn)
         self._turn = None
@@ -648,14 +586,15 @@ class Engine:
 
 
 _E = Engine
-_LLM_EVENTS: dict[type, Handler] = {
+Transition: TypeAlias = tuple[Handler, Phase | None]  # the handler, and the phase entered after it
+_TURN_OUTPUT: dict[type, Handler] = {
     LlmText: _E._on_llm_text,
     LlmToolCall: _E._on_llm_tool_call,
     LlmDone: _E._on_llm_done,
     LlmFailed: _E._on_llm_failed,
     SynthesisReady: _E._on_synthesis,
     SynthesisFailed: _E._on_synthesis_failed,
-    PlaybackProgress: _E._on_progress,
+    AudioPlayed: _E._on_audio_played,
 }
 # What every phase accepts: user input, transcripts and failures outside any turn.
 _ANY_PHASE: dict[type, Handler] = {
@@ -668,18 +607,21 @@ _ANY_PHASE: dict[type, Handler] = {
     PartFailed: _E._on_part_failed,
     MicAudio: _E._on_mic,
 }
+_IN_A_TURN = (Phase.USER_SPEAKING, Phase.THINKING, Phase.SPEAKING)
 
-# The transition table: what each phase accepts. Anything else is a driver bug and raises.
-_TRANSITIONS: dict[tuple[Phase, type], Handler] = {
-    **{(phase, kind): handler for phase in Phase for kind, handler in _ANY_PHASE.items()},
-    (Phase.LISTENING, SpeechStarted): _E._on_speech_started,
-    (Phase.USER_SPEAKING, SpeechPaused): _E._on_speech_paused,
-    (Phase.USER_SPEAKING, SpeechEnded): _E._on_speech_ended,
-    (Phase.USER_SPEAKING, ToolDone): _E._on_tool_done,
-    **{(Phase.USER_SPEAKING, kind): handler for kind, handler in _LLM_EVENTS.items()},
-    (Phase.THINKING, SpeechStarted): _E._on_speech_started,
-    (Phase.THINKING, ToolDone): _E._on_tool_done,
-    **{(Phase.THINKING, kind): handler for kind, handler in _LLM_EVENTS.items()},
-    (Phase.SPEAKING, SpeechStarted): _E._on_speech_started,
-    **{(Phase.SPEAKING, kind): handler for kind, handler in _LLM_EVENTS.items()},
+# The transition table: (phase, event) → (handler, next phase). FROM_STATE: the handler settles the
+# phase from the turn's state (listening, thinking or speaking; it stays while the user speaks).
+# Anything not in the table is a driver bug and raises, naming both.
+_TRANSITIONS: dict[tuple[Phase, type], Transition] = {
+    **{(phase, kind): (handler, FROM_STATE) for phase in Phase for kind, handler in _ANY_PHASE.items()},
+    **{
+        (phase, kind): (handler, FROM_STATE) for phase in _IN_A_TURN for kind, handler in _TURN_OUTPUT.items()
+    },
+    (Phase.USER_SPEAKING, ToolDone): (_E._on_tool_done, FROM_STATE),
+    (Phase.THINKING, ToolDone): (_E._on_tool_done, FROM_STATE),
+    (Phase.LISTENING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
+    (Phase.THINKING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
+    (Phase.SPEAKING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
+    (Phase.USER_SPEAKING, SpeechPaused): (_E._on_speech_paused, Phase.USER_SPEAKING),
+    (Phase.USER_SPEAKING, SpeechEnded): (_E._on_speech_ended, Phase.THINKING),
 }

@@ -107,7 +107,7 @@ class PartFailed:
 
 
 @dataclass(frozen=True)
-class PlaybackProgress:
+class AudioPlayed:
     """``played`` samples of the turn's audio have finished playing by output clock sample ``clock``.
 
     Drivers subtract the device's output latency: a sample handed to the device is not yet heard.
@@ -139,6 +139,6 @@ EngineEvent: TypeAlias = (
     | SynthesisReady
     | SynthesisFailed
     | PartFailed
-    | PlaybackProgress
+    | AudioPlayed
     | ToolDone
 )

@@ -136,7 +136,7 @@ class KioskAssistant:
 
     def close(self) -> None:
         """After ``run``: stop the model's streams and the workers, flush the session log."""
-        self._thinker.cancel_all()
+        self._thinker.stop_all()
         self.work.close()
         self.session_log.close()
 

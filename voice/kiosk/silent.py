@@ -16,7 +16,8 @@ import numpy as np
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import AudioInput, AudioOutput, OpenInput, OpenOutput
+from voice.chat.driver import OpenInput, OpenOutput
+from voice.duplex import AudioInput, AudioOutput
 from voice.errors import DeviceError
 from voice.tts.estimate import pause_after, spoken_weight
 from voice.tts.port import Synthesis, WordTiming

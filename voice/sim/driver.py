@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from voice.asr.port import Transcriber
-from voice.audio.asr_signal import AsrSignal, TranscribingAsrSignal
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.echo import EchoCanceller
 from voice.audio.echo_reference import EchoReference
@@ -24,14 +23,16 @@ from voice.audio.wav import read_wav
 from voice.conversation.continuation import Request
 from voice.conversation.items import Item, ToolCall
 from voice.conversation.session_log import SessionLog
+from voice.duplex import Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import MicAudio, TextInput
+from voice.engine.events import TextInput
 from voice.events import event_json
 from voice.llm.port import ChatModel, ChatSettings
-from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
+from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Tools, Work
 from voice.sim.room import ClockSlip, MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
-from voice.sim.scripted_llm import ScriptedThinker
+from voice.sim.scripted_llm import ScriptedChatModel, ScriptedTools
+from voice.sim.virtual_clock import VirtualClock
 from voice.tts.port import Synthesizer
 
 BLOCK = ENGINE_RATE // 50  # 20 ms: one VAD frame per block
@@ -82,8 +83,8 @@ class RequestRecorder:
         self.requests[request.turn] = request.items
         self._thinker.send(request, delay_s)
 
-    def cancel(self, turn: int) -> None:
-        self._thinker.cancel(turn)
+    def stop_turn(self, turn: int) -> None:
+        self._thinker.stop_turn(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
         self._thinker.run_tool(turn, call)
@@ -101,7 +102,8 @@ class RoomSimulation:
         session_log: SessionLog | None = None,
     ) -> None:
         self.scenario = scenario
-        self._work = Work(threaded=realtime)
+        self._time = VirtualClock(ENGINE_RATE, realtime=realtime)
+        self._work = Work(threaded=realtime, clock=self._time)
         self._frames = round(scenario.end_s * ENGINE_RATE)
         self._mic = MicTrack(self._frames)
         room = scenario.room
@@ -109,24 +111,21 @@ class RoomSimulation:
         self._slip = ClockSlip(room.drift_ppm, dropped_every, round(room.dropped_ms * ENGINE_RATE / 1000))
         # the speaker's track runs on true time, ahead of the mic's count by the slip
         self._speaker: Samples = np.zeros(self._frames + self._slip.behind(self._frames), dtype=np.float32)
-        self._speaker_at = 0
-        self._echo_canceller = pipeline.echo_canceller
-        self._reference = EchoReference(lead_ms=0)  # the room's stamps are exact
-        self._asr_signal = AsrSignal() if pipeline.echo_canceller is not None else None
-        transcriber = pipeline.transcriber
-        if self._asr_signal is not None:  # as on devices: ASR hears the raw mic once echo is over
-            transcriber = TranscribingAsrSignal(transcriber, self._asr_signal)
+        # the room's stamps are exact: no lead needed
+        self._echo = EchoPath(pipeline.echo_canceller, EchoReference(lead_ms=0))
+        transcriber = self._echo.transcriber(pipeline.transcriber)  # as on devices
         self._clock = 0
-        self._script: ScriptedThinker | None = None
-        self._model: ChatModelThinker | None = None
+        self._script: ScriptedChatModel | None = None
         if isinstance(scenario.llm, ScriptedLlm):
-            self._script = ScriptedThinker(scenario.llm, ENGINE_RATE, self._work)
-            thinker: ScriptedThinker | ChatModelThinker = self._script
+            self._script = ScriptedChatModel(scenario.llm, self._time)
+            model: ChatModel = self._script
+            tools: Tools | None = ScriptedTools(scenario.llm, self._time)
         elif pipeline.chat_model is not None:
-            self._model = ChatModelThinker(pipeline.chat_model, pipeline.chat_settings, self._work)
-            thinker = self._model
+            model, tools = pipeline.chat_model, None
         else:
             raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
+        self._model = ChatModelThinker(model, pipeline.chat_settings, self._work, tools)
+        thinker = self._model
         self._requests = RequestRecorder(thinker)
         self._runner = ActionRunner(
             pipeline.make_engine(),
@@ -137,6 +136,9 @@ class RoomSimulation:
             PlaybackBuffer(ENGINE_RATE),
             session_log,
         )
+        self._duplex = Duplex(self._runner, self._echo, self._on_mic_clock)
+        self._room_mic = RoomMicrophone()
+        self._room_speaker = RoomSpeaker()
         self._events: list[dict[str, Any]] = []
         self._runner.events.subscribe(lambda event: self._events.append(event_json(event)))
         self._turn_playing: int | None = None
@@ -182,9 +184,9 @@ class RoomSimulation:
                 if self._work.threaded:
                     time.sleep(max(0.0, started + clock / ENGINE_RATE - time.monotonic()))
                 self._tick()
+            self._check_script()
         finally:
-            if self._model is not None:
-                self._model.cancel_all()
+            self._model.stop_all()
             self._work.close()
         cues = [
             placed
@@ -205,45 +207,74 @@ class RoomSimulation:
 
     def _tick(self) -> None:
         t = self._clock
-        if self._script is not None:
-            self._script.now = t + BLOCK  # requests sent during this block start their delays from its end
-            for event in self._script.due(t):
-                self._runner.feed(event)
-        self._runner.feed_finished_work()
+        # what the model and tools said by now reaches the engine, one waiting job at a time;
+        # requests sent during this block start their delays from its end
+        self._time.advance(t, t + BLOCK, self._runner.feed_finished_work)
+        self._check_script()
         for at, cue in [typed for typed in self._typed if typed[0] <= t]:
             self._typed.remove((at, cue))
             self._runner.feed(TextInput(cue.text or "", cue.input_id))
-        buffer = self._runner.buffer
-        before = self._runner.played_of_turn(buffer.audio_played_to)
-        slip = self._slip.behind(t)
         if self._slip.drops_in(t - BLOCK, BLOCK):
-            self._reference.glitch()  # the mic dropped input here, and the device driver would see it
-        speaker_to = t + BLOCK + self._slip.behind(t + BLOCK)
-        sound = buffer.pull(speaker_to - self._speaker_at)
-        self._speaker[self._speaker_at : speaker_to] = sound
-        self._reference.played(
-            AudioBlock(sound, ENGINE_RATE, self._speaker_at, self._speaker_at / ENGINE_RATE)
-        )
-        self._speaker_at = speaker_to
-        progress = self._runner.played_of_turn(buffer.audio_played_to)
+            self._room_mic.overflows += 1  # the mic dropped input here, as a device's would
+        self._duplex.note_glitches(self._room_mic, self._room_speaker)
+        self._play(t)
+        progress = self._duplex.catch_up(self._room_mic, self._room_speaker)
         if progress is not None:
-            turn, played = progress
-            self._note_reply_start(turn, played)
-            # the turn's audio fills this block from its start, so its last played sample is here
-            newly = played - before[1] if before is not None and before[0] == turn else played
-            self._runner.report_progress(buffer.audio_played_to, t + newly)
+            self._note_reply_start(*progress)
+        slip = self._slip.behind(t)
         mic = self._mic.block(t, BLOCK)
         echo = self.scenario.room.echo_gain_db
         if echo is not None:
             delay = round(self.scenario.room.echo_delay_ms * ENGINE_RATE / 1000)
             mic = np.clip(mic + echo_of(self._speaker, t + slip, BLOCK, delay, echo), -1.0, 1.0)
         self._mic.samples[t : t + BLOCK] = mic
-        block = AudioBlock(mic.astype(np.float32), ENGINE_RATE, t, (t + slip) / ENGINE_RATE)
-        if self._echo_canceller is not None and self._asr_signal is not None:
-            reference = self._reference.for_mic(block)
-            self._asr_signal.add(block, reference)
-            block = self._echo_canceller.process(block, reference)
-        self._runner.feed(MicAudio(block))
+        self._duplex.hear(AudioBlock(mic.astype(np.float32), ENGINE_RATE, t, (t + slip) / ENGINE_RATE))
+
+    def _check_script(self) -> None:
+        """A script that ran out of replies is the scenario's error, not a failure of the model."""
+        if self._script is not None and self._script.error is not None:
+            raise self._script.error
+
+    def _play(self, t: int) -> None:
+        """The speaker plays on true time, up to where the mic's block ends on it."""
+        start = self._room_speaker.position
+        speaker_to = t + BLOCK + self._slip.behind(t + BLOCK)
+        sound = self._runner.buffer.pull(speaker_to - start)
+        self._speaker[start:speaker_to] = sound
+        self._echo.played(AudioBlock(sound, ENGINE_RATE, start, start / ENGINE_RATE))
+        self._room_speaker.position = speaker_to
+
+    def _on_mic_clock(self, speaker_sample: int) -> int:
+        """A speaker sample of this block on the mic's clock: the block's start lines up with the mic's."""
+        return speaker_sample - self._slip.behind(self._clock)
+
+
+class RoomMicrophone:
+    """The room's mic as an AudioInput: the room hands its blocks over itself, and counts its drops."""
+
+    def __init__(self) -> None:
+        self.overflows = 0
+
+    def check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class RoomSpeaker:
+    """The room's speaker as an AudioOutput: heard the instant it plays, no latency, no underflows."""
+
+    def __init__(self) -> None:
+        self.underflows = 0
+        self.position = 0
+        self.latency_samples = 0
+
+    def check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def _wav_name(cue: UserCue) -> str | None:

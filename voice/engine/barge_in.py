@@ -1,0 +1,52 @@
+"""Barge-in's judgement: were the words heard over the reply (or just after it) the user's, or its echo?
+
+Speech over the reply pauses it at once; this decides, from the utterance's transcript, whether the
+user really cut in. A cough, a click, a fragment or the assistant's own words coming back through the
+mic are not the user (the reply then resumes); a reply's last words can come back just after it ended.
+"""
+
+from __future__ import annotations
+
+from voice.conversation.ledger import PlaybackLedger
+from voice.engine.records import SpeechRecord
+from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
+
+ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
+
+
+def recently_played(ledger: PlaybackLedger, before: int = 12, after: int = 2) -> tuple[str, int]:
+    """The words around the pause (what an echo of the assistant's own voice would repeat), and
+    how many of them had been heard at the pause."""
+    words = [word.text for word in ledger.words()]
+    heard = ledger.heard_word_count()
+    first = max(0, heard - before)
+    return " ".join(words[first : heard + after]), heard - first
+
+
+class EchoJudge:
+    """Tells the user's words from the assistant's echo; remembers how the last reply ended."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        self._last_reply: tuple[str, int, int] | None = None  # its last words, how many, when it ended
+
+    def reply_ended(self, ledger: PlaybackLedger, audio_end: int) -> None:
+        """A reply played in full, its last sample heard at ``audio_end``."""
+        self._last_reply = (*recently_played(ledger), audio_end)
+
+    def forget(self) -> None:
+        self._last_reply = None
+
+    def is_user(self, text: str, record: SpeechRecord, reply: PlaybackLedger | None, barged_in: bool) -> bool:
+        """True if ``text``, transcribed from ``record``, is the user's; ``reply`` is the turn in flight's
+        (None between turns) and ``barged_in`` whether the utterance paused it."""
+        genuine = is_meaningful(text)
+        if genuine and reply is not None and barged_in:
+            voiced_s = (record.end - record.start) / self.rate
+            genuine = not sounds_like_echo(text, *recently_played(reply))
+            genuine = genuine and not is_fragment(text, voiced_s)
+        elif genuine and reply is None and self._last_reply is not None:
+            words, count, ended = self._last_reply
+            tail = record.start - ended < ECHO_TAIL_S * self.rate
+            genuine = not (tail and sounds_like_echo(text, words, count))
+        return genuine
