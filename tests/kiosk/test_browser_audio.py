@@ -86,18 +86,18 @@ def test_heard_is_what_the_page_reports_played_never_more_than_it_was_sent() -> 
     async def talk() -> list[int]:
         await opened(audio, buffer, [])
         speaker = audio.open_output(buffer, lambda block: None)
-        positions = [speaker.position]
+        heard = [speaker.position - speaker.latency_samples]  # as the driver reads an output
         for _ in range(3):
             audio.take_frame(page, speech(FRAME))
-        positions.append(speaker.position)  # sent 960, nothing reported yet
+        heard.append(speaker.position - speaker.latency_samples)  # sent 960, nothing reported yet
         audio.take_position(page, 500)
-        positions.append(speaker.position)
+        heard.append(speaker.position - speaker.latency_samples)
         audio.take_position(page, 400)  # a late report never takes back what was heard
-        positions.append(speaker.position)
+        heard.append(speaker.position - speaker.latency_samples)
         audio.take_position(page, 10**9)  # nor claims more than was sent
-        positions.append(speaker.position)
+        heard.append(speaker.position - speaker.latency_samples)
         audio.close()
-        return positions
+        return heard
 
     assert asyncio.run(talk()) == [0, 0, 500, 500, 3 * FRAME]
     assert buffer.audio_played_at(500) == 500

@@ -95,10 +95,13 @@ class BrowserAudio:
 
     @property
     def position(self) -> int:
-        """Output-clock sample just after the last one heard: the talking page's report, else all sent."""
-        if self._holder is not None:
-            return self._base + self._heard
+        """Output-clock sample just after the last one handed out (to the talking page, or to nobody)."""
         return self._buffer.position if self._buffer is not None else 0
+
+    @property
+    def latency_samples(self) -> int:
+        """How far the talking page's speaker is behind what it was sent: sent but not reported played."""
+        return self._sent - self._heard if self._holder is not None else 0
 
     # -- the server's side ---------------------------------------------------------------------------
 
@@ -217,10 +220,9 @@ class PageMicrophone:
 
 
 class PageSpeaker:
-    """The driver's AudioOutput: heard is what the talking page reported played (its latency taken off)."""
+    """The driver's AudioOutput: what the talking page has not reported played yet is its latency."""
 
     underflows = 0
-    latency_samples = 0
 
     def __init__(self, audio: BrowserAudio) -> None:
         self._audio = audio
@@ -228,6 +230,10 @@ class PageSpeaker:
     @property
     def position(self) -> int:
         return self._audio.position
+
+    @property
+    def latency_samples(self) -> int:
+        return self._audio.latency_samples
 
     def check(self) -> None:
         self._audio.check()
