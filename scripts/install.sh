@@ -9,10 +9,12 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # venv for the project's own Python, and a compiler for llama.cpp; PortAudio for sounddevice; espeak-ng for
-# piper's phonemes and fixtures; sox and PulseAudio for audio tests; libspeexdsp for the linear echo canceller.
+# piper's phonemes and fixtures; sox and PulseAudio for audio tests; libspeexdsp for the linear echo canceller;
+# chromium and its driver for the kiosk page's browser tests.
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3-venv python3-dev build-essential cmake \
-    libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins libspeexdsp1 >/dev/null
+    libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins libspeexdsp1 \
+    chromium chromium-driver >/dev/null
 
 [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
 PY=.venv/bin/python

@@ -81,14 +81,6 @@ def test_a_bind_beyond_loopback_without_a_token_is_refused_in_one_line() -> None
     ]
 
 
-def test_audio_from_the_page_is_refused_in_one_line_for_now() -> None:
-    result = run_refused("--audio", "websocket")
-    assert result.returncode == 1
-    assert result.stderr.splitlines() == [
-        "voice: error: --audio websocket is not available yet: use --audio device or --audio none"
-    ]
-
-
 def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -2,7 +2,8 @@
 
 Each mode gives the speech models, the echo canceller and the stream openers a DeviceConversation
 runs on. ``device`` is the machine's mic and speaker, as `voice chat` uses them; ``none`` is silent
-(typed input, replies heard at a reading pace); ``websocket`` (the page as mic and speaker) is next.
+(typed input, replies heard at a reading pace); ``websocket`` is the talking page's mic and speaker,
+which the server feeds (``browser``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from voice.audio.echo import EchoCanceller
 from voice.chat.driver import DeviceSettings, OpenInput, OpenOutput, default_echo_canceller
 from voice.components import SpeechModels, load_speech_models
 from voice.errors import ConfigError
+from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.silent import NoMicrophone, ReadingPace, silent_openers
 
 AUDIO_MODES = ("device", "none", "websocket")
@@ -28,12 +30,11 @@ class AudioSetup:
     devices: DeviceSettings
     open_input: OpenInput | None = None
     open_output: OpenOutput | None = None
+    browser: BrowserAudio | None = None  # --audio websocket: where the server hands the page's audio
 
 
 def check_mode(mode: str) -> None:
-    """Refuse a mode this kiosk cannot run yet, before anything is loaded."""
-    if mode == "websocket":
-        raise ConfigError("--audio websocket is not available yet: use --audio device or --audio none")
+    """Refuse an unknown mode before anything is loaded."""
     if mode not in AUDIO_MODES:
         raise ConfigError(f"unknown --audio {mode!r} (one of {', '.join(AUDIO_MODES)})")
 
@@ -46,4 +47,9 @@ def audio_setup(mode: str, devices: DeviceSettings, echo_cancel: bool = True) ->
         models = SpeechModels(NoMicrophone(), ReadingPace())
         return AudioSetup(mode, models, None, devices, open_input, open_output)
     canceller = default_echo_canceller() if echo_cancel else None
+    if mode == "websocket":
+        browser = BrowserAudio()
+        return AudioSetup(
+            mode, load_speech_models(), canceller, devices, browser.open_input, browser.open_output, browser
+        )
     return AudioSetup(mode, load_speech_models(), canceller, devices)

@@ -26,7 +26,7 @@ class Client:
 
     def __init__(self, connection: ServerConnection, queue_events: int = QUEUE_EVENTS) -> None:
         self.connection = connection
-        self._queue: asyncio.Queue[str] = asyncio.Queue(queue_events)
+        self._queue: asyncio.Queue[str | bytes] = asyncio.Queue(queue_events)
         self._bad_in_a_row = 0
         self.closing = False
         self._sender = asyncio.create_task(self._send_all())
@@ -39,6 +39,15 @@ class Client:
             self._queue.put_nowait(json.dumps(event, ensure_ascii=False))
         except asyncio.QueueFull:
             self.close(CLOSE_TOO_SLOW, f"too slow: {self._queue.maxsize} events unread")
+
+    def send_audio(self, pcm: bytes) -> None:
+        """Queue reply audio for the talking page (``--audio websocket``), in line with its events."""
+        if self.closing:
+            return
+        try:
+            self._queue.put_nowait(pcm)
+        except asyncio.QueueFull:
+            self.close(CLOSE_TOO_SLOW, f"too slow: {self._queue.maxsize} frames unread")
 
     def bad_frame(self) -> bool:
         """Count a bad frame; True when the client has sent too many in a row and is being closed."""

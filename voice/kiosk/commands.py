@@ -36,7 +36,8 @@ def register(subparsers: Any) -> None:
     kiosk.add_argument("--port", type=int, default=8765, help="port for the page and the API (0: any free)")
     kiosk.add_argument(
         "--audio", default="device", choices=AUDIO_MODES,
-        help="device: this machine's mic and speaker; none: typed input only, no sound",
+        help="device: this machine's mic and speaker; none: typed input only, no sound; "
+        "websocket: the page's mic and speaker (its Talk button)",
     )  # fmt: skip
     kiosk.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -68,7 +69,7 @@ def _kiosk(args: argparse.Namespace) -> int:
         raise ConfigError("--fresh-after must be a positive number of seconds")
     files = SessionFiles(args.sessions or default_folder(), args.keep_sessions)
     config = config_from_args(args, os.environ)
-    if args.audio == "device":
+    if args.audio != "none":
         print("loading whisper and piper...", flush=True)
     devices = DeviceSettings(_device(args.input_device), _device(args.output_device))
     audio = audio_setup(args.audio, devices, echo_cancel=not args.no_echo_cancel)
@@ -98,7 +99,7 @@ async def _serve(
     keeper = SessionKeeper(keeper_settings, files, public)
     conversation = Conversation(context_budget(model, settings))
     assistant = KioskAssistant(model, settings, audio, conversation, files.create(), keeper.gate)
-    server = KioskServer(keeper, server_settings)
+    server = KioskServer(keeper, server_settings, audio.browser)
     keeper.attach(assistant, server.broadcast)
     try:
         listening = await server.start()

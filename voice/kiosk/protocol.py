@@ -35,7 +35,22 @@ class ResetSession:
     """``session.reset``: a new conversation; the old one stays in its log."""
 
 
+@dataclass(frozen=True)
+class AudioFrame:
+    """A binary frame from the page that talks (``--audio websocket``): 16 kHz mono s16le mic audio."""
+
+    pcm: bytes
+
+
+@dataclass(frozen=True)
+class PlaybackPosition:
+    """``playback.position``: how many samples of the reply audio sent to the page it has played."""
+
+    samples: int
+
+
 Command: TypeAlias = TypeText | CancelResponse | MuteMic | ResetSession
+AudioCommand: TypeAlias = AudioFrame | PlaybackPosition
 
 
 class BadFrame(ValueError):
@@ -51,10 +66,19 @@ _BARE: dict[str, Command] = {
 COMMAND_TYPES = ("input.text", *_BARE)
 
 
-def parse_command(frame: str | bytes) -> Command:
-    """One text frame as a command; BadFrame for anything else (binary, not JSON, unknown, bad fields)."""
+def parse_command(frame: str | bytes, audio: bool = False) -> Command | AudioCommand:
+    """One frame as a command; BadFrame for anything else (binary, not JSON, unknown, bad fields).
+
+    With ``audio`` (``--audio websocket``) binary frames and ``playback.position`` are commands too.
+    """
     if isinstance(frame, bytes):
-        raise BadFrame("binary frames carry audio, and this kiosk takes none (--audio websocket does)")
+        if not audio:
+            raise BadFrame("binary frames carry audio, and this kiosk takes none (--audio websocket does)")
+        if not frame or len(frame) % 2:
+            raise BadFrame(
+                f"an audio frame is 16 kHz mono s16le: a whole number of samples, not {len(frame)} bytes"
+            )
+        return AudioFrame(frame)
     try:
         data: Any = json.loads(frame)
     except ValueError as exc:
@@ -66,6 +90,11 @@ def parse_command(frame: str | bytes) -> Command:
         raise BadFrame('a command needs a string "type"')
     if kind in _BARE:
         return _BARE[kind]
+    if audio and kind == "playback.position":
+        samples = data.get("samples")
+        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 0:
+            raise BadFrame('playback.position needs "samples", a count of samples played (0 or more)')
+        return PlaybackPosition(samples)
     if kind != "input.text":
         raise BadFrame(f"unknown command type {kind[:40]!r} (known: {', '.join(COMMAND_TYPES)})")
     text = data.get("text")

@@ -22,9 +22,10 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from voice.events import Failure, event_json
+from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.client import QUEUE_EVENTS, Client
 from voice.kiosk.keeper import SessionKeeper
-from voice.kiosk.protocol import BadFrame, parse_command
+from voice.kiosk.protocol import AudioFrame, BadFrame, PlaybackPosition, parse_command
 from voice.kiosk.security import origin_ok, token_ok
 
 MAX_FRAME_BYTES = 64 * 1024  # typed input and commands are small
@@ -50,9 +51,12 @@ def page() -> bytes:
 class KioskServer:
     """The websocket clients and the keeper they talk to."""
 
-    def __init__(self, keeper: SessionKeeper, settings: ServerSettings) -> None:
+    def __init__(
+        self, keeper: SessionKeeper, settings: ServerSettings, browser: BrowserAudio | None = None
+    ) -> None:
         self._keeper = keeper
         self._settings = settings
+        self._browser = browser  # --audio websocket: the page's audio goes here
         self._clients: set[Client] = set()
         self._page = page()
 
@@ -101,18 +105,34 @@ class KioskServer:
                 if client.closing:
                     break
                 try:
-                    command = parse_command(frame)
+                    command = parse_command(frame, audio=self._browser is not None)
                 except BadFrame as exc:
                     client.send(event_json(Failure("bad_frame", str(exc))))
                     client.bad_frame()
                     continue
                 client.good_frame()
-                self._keeper.handle(command)
+                if isinstance(command, AudioFrame | PlaybackPosition):
+                    self._take_audio(client, command)
+                else:
+                    self._keeper.handle(command)
         except ConnectionClosed:
             pass
         finally:
             self._clients.discard(client)
+            if self._browser is not None:
+                self._browser.peer_left(client)
             await client.finished()
+
+    def _take_audio(self, client: Client, command: AudioFrame | PlaybackPosition) -> None:
+        browser = self._browser
+        if browser is None:
+            return
+        if isinstance(command, PlaybackPosition):
+            browser.take_position(client, command.samples)
+            return
+        refused = browser.take_frame(client, command.pcm)
+        if refused is not None:
+            client.send(event_json(refused))
 
 
 def _with_body(response: Response, body: bytes, content_type: str) -> Response:

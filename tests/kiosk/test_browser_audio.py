@@ -1,0 +1,220 @@
+"""The browser as microphone and speaker, driven the way the kiosk server drives it.
+
+The page is a stand-in that records what it is sent; the playback buffer and echo reference are real.
+The real page in a real chromium is in tests/browser/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.echo_reference import EchoReference
+from voice.audio.playback import PlaybackBuffer
+from voice.kiosk.browser_audio import BUSY, RELEASE_S, BrowserAudio
+
+FRAME = 320  # 20 ms, as the page sends
+
+
+class Page:
+    """A connected page: keeps the reply audio the server sends it."""
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+
+    def send_audio(self, pcm: bytes) -> None:
+        self.received += pcm
+
+    def played(self) -> np.ndarray:
+        return np.frombuffer(bytes(self.received), dtype="<i2").astype(np.float32) / 32768.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def speech(frames: int, seed: int = 1) -> bytes:
+    samples = np.random.default_rng(seed).uniform(-0.5, 0.5, frames)
+    return (samples * 32767).astype("<i2").tobytes()
+
+
+async def opened(audio: BrowserAudio, buffer: PlaybackBuffer, mic: list[AudioBlock]) -> None:
+    audio.open_output(buffer, lambda block: None)
+    audio.open_input(mic.append)
+
+
+def test_a_talking_page_is_the_mic_and_gets_as_much_reply_back_as_it_sent() -> None:
+    clock = Clock()
+    audio = BrowserAudio(clock)
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    reply = np.linspace(-0.5, 0.5, 3 * FRAME, dtype=np.float32)
+    buffer.enqueue(reply)
+    mic: list[AudioBlock] = []
+    page = Page()
+
+    async def talk() -> None:
+        await opened(audio, buffer, mic)
+        for index in range(4):
+            clock.now += 0.02
+            assert audio.take_frame(page, speech(FRAME, index)) is None
+        audio.close()
+
+    asyncio.run(talk())
+
+    assert [block.start for block in mic] == [0, FRAME, 2 * FRAME, 3 * FRAME]
+    assert np.allclose(mic[1].samples * 32768, np.frombuffer(speech(FRAME, 1), "<i2"))
+    sent = page.played()
+    assert len(sent) == 4 * FRAME  # the reply, then silence: the page's clock paces the speaker
+    assert np.allclose(sent[: 3 * FRAME], reply, atol=1e-4)
+    assert not sent[3 * FRAME :].any()
+
+
+def test_heard_is_what_the_page_reports_played_never_more_than_it_was_sent() -> None:
+    clock = Clock()
+    audio = BrowserAudio(clock)
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    buffer.enqueue(np.full(10 * FRAME, 0.1, dtype=np.float32))
+    page = Page()
+
+    async def talk() -> list[int]:
+        await opened(audio, buffer, [])
+        speaker = audio.open_output(buffer, lambda block: None)
+        heard = [speaker.position - speaker.latency_samples]  # as the driver reads an output
+        for _ in range(3):
+            audio.take_frame(page, speech(FRAME))
+        heard.append(speaker.position - speaker.latency_samples)  # sent 960, nothing reported yet
+        audio.take_position(page, 500)
+        heard.append(speaker.position - speaker.latency_samples)
+        audio.take_position(page, 400)  # a late report never takes back what was heard
+        heard.append(speaker.position - speaker.latency_samples)
+        audio.take_position(page, 10**9)  # nor claims more than was sent
+        heard.append(speaker.position - speaker.latency_samples)
+        audio.close()
+        return heard
+
+    assert asyncio.run(talk()) == [0, 0, 500, 500, 3 * FRAME]
+    assert buffer.audio_played_at(500) == 500
+
+
+def test_with_no_page_talking_silence_paces_the_clock_and_the_reply_plays_to_nobody() -> None:
+    audio = BrowserAudio()
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    buffer.enqueue(np.full(ENGINE_RATE // 10, 0.2, dtype=np.float32))
+    mic: list[AudioBlock] = []
+
+    async def idle() -> int:
+        await opened(audio, buffer, mic)
+        speaker = audio.open_output(buffer, lambda block: None)
+        await asyncio.sleep(0.5)
+        position = speaker.position
+        audio.close()
+        return position
+
+    position = asyncio.run(idle())
+
+    assert len(mic) >= 5
+    assert [block.start for block in mic] == [sum(b.frames for b in mic[:i]) for i in range(len(mic))]
+    assert not any(block.samples.any() for block in mic)
+    assert position >= ENGINE_RATE // 10
+    assert buffer.queued_frames == 0
+
+
+def test_a_second_page_is_told_once_that_it_only_watches_and_may_talk_once_the_first_leaves() -> None:
+    clock = Clock()
+    audio = BrowserAudio(clock)
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    first, second = Page(), Page()
+
+    async def both() -> list[str | None]:
+        await opened(audio, buffer, [])
+        codes = []
+        for _ in range(5):
+            clock.now += 0.02
+            audio.take_frame(first, speech(FRAME))
+            refused = audio.take_frame(second, speech(FRAME))
+            codes.append(refused.code if refused is not None else None)
+        audio.peer_left(first)
+        codes.append(None if audio.take_frame(second, speech(FRAME)) is None else "refused")
+        audio.close()
+        return codes
+
+    assert asyncio.run(both()) == [BUSY, None, None, None, None, None]
+    assert audio.holder is second
+    assert len(second.received) == 2 * FRAME  # only its one accepted frame fetched reply audio
+
+
+def test_a_page_that_stops_sending_is_released_to_the_silent_clock() -> None:
+    audio = BrowserAudio()
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    page, other = Page(), Page()
+    mic: list[AudioBlock] = []
+
+    async def stop_talking() -> tuple[bool, bool, int]:
+        await opened(audio, buffer, mic)
+        audio.take_frame(page, speech(FRAME))
+        blocks = len(mic)
+        await asyncio.sleep(RELEASE_S / 2)
+        held_meanwhile = audio.holder is page and len(mic) == blocks  # no silence mixed into its audio
+        await asyncio.sleep(RELEASE_S)
+        released = audio.holder is None
+        other_refused = audio.take_frame(other, speech(FRAME)) is not None
+        audio.close()
+        return held_meanwhile, released and not other_refused, len(mic) - blocks
+
+    held_meanwhile, released, silent_blocks = asyncio.run(stop_talking())
+
+    assert held_meanwhile
+    assert released
+    assert silent_blocks >= 1
+
+
+@pytest.mark.parametrize("size", [0, 3, 2 * ENGINE_RATE + 2])
+def test_a_malformed_frame_is_an_error_and_changes_nothing(size: int) -> None:
+    audio = BrowserAudio(Clock())
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    page = Page()
+    mic: list[AudioBlock] = []
+
+    async def bad() -> str | None:
+        await opened(audio, buffer, mic)
+        failure = audio.take_frame(page, b"\x01" * size)
+        audio.close()
+        return None if failure is None else failure.code
+
+    assert asyncio.run(bad()) == "bad_frame"
+    assert audio.holder is None
+    assert not page.received
+
+
+def test_the_echo_reference_lines_up_with_where_the_page_plays_its_reply() -> None:
+    """The page's speaker is 150 ms behind its mic: the reference must be that much behind too."""
+    clock = Clock()
+    audio = BrowserAudio(clock)
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    reference = EchoReference(lead_ms=0)
+    buffer.enqueue(np.zeros(ENGINE_RATE, dtype=np.float32))  # quiet, so the alignment may move
+    page = Page()
+    behind = round(0.15 * ENGINE_RATE)
+    mic: list[AudioBlock] = []
+
+    async def talk() -> None:
+        audio.open_output(buffer, reference.played)
+        audio.open_input(mic.append)
+        for _ in range(40):
+            clock.now += 0.02
+            sent = len(page.received) // 2
+            audio.take_position(page, max(0, sent - behind + FRAME))
+            audio.take_frame(page, speech(FRAME))
+            reference.for_mic(mic[-1])
+        audio.close()
+
+    asyncio.run(talk())
+
+    assert reference.lag == behind
