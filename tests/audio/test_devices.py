@@ -61,7 +61,6 @@ def tone(seconds: float) -> np.ndarray:
 def test_speaker_audio_comes_back_through_the_monitor_and_stop_silences_it(pulse_device: str) -> None:
     heard, played = Recorder(), Recorder()
     buffer = PlaybackBuffer()
-    buffer.enqueue(tone(1.0))
 
     with (
         MicrophoneStream(heard, device=pulse_device) as mic,
@@ -69,6 +68,9 @@ def test_speaker_audio_comes_back_through_the_monitor_and_stop_silences_it(pulse
     ):
         assert mic.latency_samples > 0
         assert speaker.latency_samples > 0
+        # a busy sound server may start capturing late: a tone played before then never reaches the mic
+        wait_until(lambda: len(heard.audio()) >= RATE // 5, "the mic delivers audio")
+        buffer.enqueue(tone(1.0))
         wait_until(lambda: buffer.queued_frames == 0, "the tone was handed to the device")
         wait_until(
             lambda: rms(heard.audio()[-RATE // 2 :]) < 1e-3 < rms(heard.audio()), "the tone came and went"

@@ -129,3 +129,16 @@ def test_a_slow_drift_is_corrected_only_once_the_speaker_falls_quiet() -> None:
     assert np.array_equal(talking.samples, PLAYED[talking.start + LEAD :][:BLOCK])  # no jump mid-speech
     assert streams.reference.lag == quiet.start - speaker_sample_heard(streams, quiet.start)  # then it is
     assert streams.reference.realignments == 1
+
+
+def test_a_speaker_sample_is_placed_on_the_mic_clock_only_once_the_stamps_line_the_streams_up() -> None:
+    streams = Streams(speaker_epoch=100.0, mic_epoch=100.3)  # the speaker started 0.3 s before the mic
+    assert streams.reference.mic_sample_of(8000) is None  # no stamps yet: the counts say nothing
+    lined_up(streams)
+    streams.play(20)
+    streams.hear()
+
+    played = 20 * BLOCK
+    heard_at = streams.reference.mic_sample_of(played)
+    assert heard_at is not None
+    assert speaker_sample_heard(streams, heard_at) == played

@@ -114,6 +114,11 @@ class EchoReference:
             self._pending = None
             self.lag = 0
 
+    def mic_sample_of(self, speaker_sample: int) -> int | None:
+        """The mic-clock sample captured as ``speaker_sample`` played, once the stamps line the streams up."""
+        with self._lock:
+            return speaker_sample + self.lag if self._aligned else None
+
     def for_mic(self, mic: AudioBlock) -> AudioBlock:
         """The reference for ``mic``, on the mic's clock: what it may hear of the speaker, a little early."""
         with self._lock:

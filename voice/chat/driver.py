@@ -99,7 +99,7 @@ class DeviceConversation:
         self.runner = ActionRunner(
             engine, transcriber, models.synthesizer, thinker, work, self.buffer, session_log
         )
-        self._duplex = Duplex(self.runner, self._echo)
+        self._duplex = Duplex(self.runner, self._echo, self._on_mic_clock)
         real_input, real_output = device_openers(devices)
         self._open_input = open_input or real_input
         self._open_output = open_output or real_output
@@ -222,6 +222,15 @@ class DeviceConversation:
         self._mic = self._speaker = None
         self._duplex.streams_closed()
         self._next_start = self.clock
+
+    def _on_mic_clock(self, heard: int) -> int:
+        """When the engine heard speaker sample ``heard``: the two streams count apart (and a reopened
+        speaker counts from 0), so its stamps place it on the mic's clock; until they settle, the mic's
+        last block end is the best known time."""
+        speaker = self._speaker
+        played = heard - (speaker.latency_samples if speaker is not None else 0)
+        mapped = self._echo.reference.mic_sample_of(played)
+        return self._duplex.clock if mapped is None else mapped
 
     def _step(self, block: AudioBlock) -> None:
         mic, speaker = self._mic, self._speaker
