@@ -9,8 +9,9 @@ import pytest
 
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.engine.events import CancelReply, MuteMicrophone, TextInput
 from voice.errors import ConfigError
-from voice.kiosk.protocol import BadFrame, CancelResponse, MuteMic, ResetSession, TypeText, parse_command
+from voice.kiosk.protocol import BadFrame, ResetSession, parse_command
 from voice.kiosk.security import check_bind, is_loopback, origin_ok, token_ok
 from voice.kiosk.sessions import SessionFiles
 from voice.kiosk.silent import ReadingPace
@@ -18,11 +19,11 @@ from voice.kiosk.wake import Sleep, WakeGate, after_phrase
 
 
 def test_commands_parse_to_what_they_ask_for() -> None:
-    assert parse_command('{"type": "input.text", "id": "a", "text": "Hi"}') == TypeText("Hi", "a")
-    assert parse_command('{"type": "input.text", "text": "Hi"}') == TypeText("Hi", None)
-    assert parse_command('{"type": "response.cancel"}') == CancelResponse()
-    assert parse_command('{"type": "mic.mute"}') == MuteMic(True)
-    assert parse_command('{"type": "mic.unmute"}') == MuteMic(False)
+    assert parse_command('{"type": "input.text", "id": "a", "text": "Hi"}') == TextInput("Hi", "a")
+    assert parse_command('{"type": "input.text", "text": "Hi"}') == TextInput("Hi", None)
+    assert parse_command('{"type": "response.cancel"}') == CancelReply()
+    assert parse_command('{"type": "mic.mute"}') == MuteMicrophone(True)
+    assert parse_command('{"type": "mic.unmute"}') == MuteMicrophone(False)
     assert parse_command('{"type": "session.reset"}') == ResetSession()
 
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.asr.port import Transcriber
+from voice.engine.events import CancelReply, MuteMicrophone, TextInput
 from voice.events import StateChanged, StreamEvent, event_json
 from voice.kiosk.assistant import KioskAssistant
-from voice.kiosk.protocol import CancelResponse, Command, MuteMic, ResetSession, TypeText
+from voice.kiosk.protocol import Command, ResetSession
 from voice.kiosk.sessions import SessionFiles
 from voice.kiosk.wake import Sleep, WakeGate
 
@@ -109,13 +110,13 @@ class SessionKeeper:
         self._quiet_since = time.monotonic()
         assistant = self.assistant
         match command:
-            case TypeText(text=text, id=input_id):
+            case TextInput(text=text, input_id=input_id):
                 self._sleep.wake()  # typing is as deliberate as the wake phrase
                 self._show()
                 assistant.type_text(text, input_id)
-            case CancelResponse():
+            case CancelReply():
                 assistant.cancel()
-            case MuteMic(muted=muted):
+            case MuteMicrophone(muted=muted):
                 self._muted = muted
                 assistant.mute(muted)
                 self._show()

@@ -6,28 +6,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from voice.engine.events import CancelReply, MuteMicrophone, TextInput
+
 MAX_TEXT_CHARS = 4000  # typed input; a frame's bytes are bounded by the server's max_size as well
 MAX_ID_CHARS = 200
-
-
-@dataclass(frozen=True)
-class TypeText:
-    """``input.text``: typed input, with the client's id for recognising a retried delivery."""
-
-    text: str
-    id: str | None = None
-
-
-@dataclass(frozen=True)
-class CancelResponse:
-    """``response.cancel``: a stop button, the same as a spoken barge-in."""
-
-
-@dataclass(frozen=True)
-class MuteMic:
-    """``mic.mute`` (``muted``) or ``mic.unmute``."""
-
-    muted: bool
 
 
 @dataclass(frozen=True)
@@ -49,7 +31,8 @@ class PlaybackPosition:
     samples: int
 
 
-Command: TypeAlias = TypeText | CancelResponse | MuteMic | ResetSession
+# input.text, response.cancel and mic.mute/unmute are the engine's own events; a reset is the kiosk's
+Command: TypeAlias = TextInput | CancelReply | MuteMicrophone | ResetSession
 AudioCommand: TypeAlias = AudioFrame | PlaybackPosition
 
 
@@ -58,9 +41,9 @@ class BadFrame(ValueError):
 
 
 _BARE: dict[str, Command] = {
-    "response.cancel": CancelResponse(),
-    "mic.mute": MuteMic(True),
-    "mic.unmute": MuteMic(False),
+    "response.cancel": CancelReply(),
+    "mic.mute": MuteMicrophone(True),
+    "mic.unmute": MuteMicrophone(False),
     "session.reset": ResetSession(),
 }
 COMMAND_TYPES = ("input.text", *_BARE)
@@ -109,4 +92,4 @@ def parse_command(frame: str | bytes, audio: bool = False) -> Command | AudioCom
         raise BadFrame('input.text "id" must be a non-empty string')
     if input_id is not None and len(input_id) > MAX_ID_CHARS:
         raise BadFrame(f'input.text "id" is longer than {MAX_ID_CHARS} characters')
-    return TypeText(text, input_id)
+    return TextInput(text, input_id)
