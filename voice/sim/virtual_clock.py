@@ -35,6 +35,7 @@ class VirtualClock:
         self._waiting: list[tuple[int, int, _Waiter]] = []  # (due sample, order, waiter)
         self._order = itertools.count()
         self._running = 0  # jobs started or woken that have not yet waited again or ended
+        self._job = threading.local()  # ``running`` is set on the jobs' own threads
 
     @property
     def now(self) -> int:
@@ -84,7 +85,8 @@ class VirtualClock:
         self._now = now
 
     def _wake(self, waiter: _Waiter) -> None:
-        """A cancelled job stops waiting at once; it ends without output and the room waits for it."""
+        """A cancelled job stops waiting at once. Cancelled from the room, the room waits until it has
+        ended or waits again, so whatever it leaves reaches the engine at the same point every run."""
         with self._cond:
             if waiter.woken:
                 return
@@ -93,8 +95,11 @@ class VirtualClock:
             waiter.woken = True
             self._running += 1
             self._cond.notify_all()
+        if not getattr(self._job, "running", False):  # a job settling would wait for itself
+            self._settle()
 
     def _run(self, job: Callable[[], None]) -> None:
+        self._job.running = True
         try:
             job()
         finally:
