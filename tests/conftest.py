@@ -1,8 +1,16 @@
+# ruff: noqa: E402  (OpenBLAS is pinned below before anything imports numpy)
 """Fixtures shared across test folders: a private PulseAudio server, the real speech models."""
 
 from __future__ import annotations
 
 import os
+import sys
+
+# Recorded outputs (tests/sim/golden) hold bit-exact audio and timings, and OpenBLAS picks its kernels
+# by CPU: pin one that every x86-64 machine with AVX2 runs, before numpy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+assert "numpy" not in sys.modules, "numpy was loaded before tests/conftest.py could pin OpenBLAS's kernels"
+
 from collections.abc import Iterator
 
 import pytest
