@@ -6,21 +6,19 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
+from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask, reply_with_a_tool_call
 from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import SpeechEnded, SpeechStarted
 from voice.audio.wav import read_wav
 from voice.components import make_engine
 from voice.conversation.continuation import Conversation
-from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
+from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolResult, UserText
 from voice.engine.actions import CancelTurn, DropTranscription, RunTool, SendRequest, StopPlayback
 from voice.engine.engine import Engine, Phase
 from voice.engine.events import (
     CancelReply,
     EndConversation,
-    LlmDone,
-    LlmToolCall,
     MicAudio,
     MuteMicrophone,
     TextInput,
@@ -72,12 +70,8 @@ def test_a_stop_with_nothing_in_flight_does_nothing() -> None:
 
 def test_a_stop_while_tools_run_awaits_their_real_result_and_asks_nothing_more() -> None:
     room = Room()
-    ask(room)
-    call = ToolCall("c1", "forecast", {})
-    actions = room.stream(1, ["Let", " me", " check."], done=False)
-    room.engine.handle(LlmToolCall(1, call))
-    room.synthesize(actions + room.engine.handle(LlmDone(1)))
-    assert room.play(1, 3 * WORD) == [RunTool(1, call)]
+    call, played = reply_with_a_tool_call(room, 3)
+    assert played == [RunTool(1, call)]
 
     assert room.engine.handle(CancelReply()) == []
     actions = room.engine.handle(ToolDone(1, ToolResult("c1", "Dry.")))
@@ -148,12 +142,7 @@ def test_ending_the_conversation_drops_a_transcript_still_to_come() -> None:
 
 def test_ending_the_conversation_while_tools_run_abandons_them() -> None:
     room = Room()
-    ask(room)
-    call = ToolCall("c1", "forecast", {})
-    actions = room.stream(1, ["Let", " me", " check."], done=False)
-    room.engine.handle(LlmToolCall(1, call))
-    room.synthesize(actions + room.engine.handle(LlmDone(1)))
-    room.play(1, 3 * WORD)
+    call, _ = reply_with_a_tool_call(room, 3)
 
     assert room.engine.handle(EndConversation()) == [CancelTurn(1), StopPlayback(1)]
     assert room.engine.conversation.history[-3:] == (

@@ -115,6 +115,19 @@ def ask(room: Room) -> SendRequest:
     return actions[0]
 
 
+def reply_with_a_tool_call(room: Room, words_played: int) -> tuple[ToolCall, list[EngineAction]]:
+    """Turn 1 answers "Let me check." with a forecast call, and ``words_played`` words of it play.
+
+    Returns the call and what the playing set off.
+    """
+    ask(room)
+    call = ToolCall("c1", "forecast", {})
+    actions = room.stream(1, ["Let", " me", " check."], done=False)
+    room.engine.handle(LlmToolCall(1, call))
+    room.synthesize(actions + room.engine.handle(LlmDone(1)))
+    return call, room.play(1, words_played * WORD)
+
+
 def test_a_plain_turn_goes_listening_thinking_speaking_listening() -> None:
     room = Room()
     assert room.engine.phase is Phase.LISTENING
@@ -236,12 +249,7 @@ def test_tools_run_after_the_reply_played_then_the_model_sees_their_results() ->
 
 def test_interrupting_a_reply_with_a_tool_call_fails_the_call() -> None:
     room = Room()
-    ask(room)
-    call = ToolCall("c1", "forecast", {})
-    actions = room.stream(1, ["Let", " me", " check."], done=False)
-    room.engine.handle(LlmToolCall(1, call))
-    room.synthesize(actions + room.engine.handle(LlmDone(1)))
-    room.play(1, 2 * WORD)
+    call, _ = reply_with_a_tool_call(room, 2)
     room.tick(SpeechStarted(room.clock))
     room.clock += ENGINE_RATE * 3 // 2  # a second and a half of speech
     room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
