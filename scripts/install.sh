@@ -23,4 +23,6 @@ $PY -m pip install --quiet --upgrade pip
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
     $PY -m pip install --quiet 'llama-cpp-python[server]>=0.3.7'
 $PY -m pip install --quiet -e '.[models,llm,dev]'
+# only for the Smart Turn model file it ships: pipecat's own dependencies (torch, ...) are never used
+$PY -m pip install --quiet --no-deps 'pipecat-ai==1.14.0'
 echo "installed into .venv: activate it with '. .venv/bin/activate'"

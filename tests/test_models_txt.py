@@ -11,6 +11,7 @@ import pytest
 from voice.asr.whisper import bundled_model_dir
 from voice.llm.embedded import bundled_gguf
 from voice.tts.piper_voice import bundled_voice_path
+from voice.turn_end.smart_turn import bundled_model_path
 
 MODELS_TXT = Path(__file__).resolve().parents[1] / "models.txt"
 
@@ -40,6 +41,7 @@ def test_every_line_has_the_six_fields() -> None:
         ("whisper-tiny.en-int8", lambda: bundled_model_dir() / "model.bin"),
         ("piper-en_US-joe-medium", bundled_voice_path),
         ("smollm2-135m-instruct-q4_1", bundled_gguf),
+        ("smart-turn-v3.2-cpu", bundled_model_path),
     ],
 )
 def test_bundled_model_matches_its_recorded_sha256(name: str, installed: Callable[[], Path]) -> None:

@@ -1,0 +1,1 @@
+"""End-of-turn detection: has the user finished speaking, or only paused mid-sentence?"""

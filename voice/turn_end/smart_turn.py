@@ -1,0 +1,84 @@
+"""The Smart Turn v3.2 backend of the EndOfTurn port, run with onnxruntime on one thread.
+
+The model ships inside the ``pipecat-ai`` wheel (BSD-2-Clause); its file is found through the package's
+metadata, so pipecat itself is never imported. The model reads the last 8 s of 16 kHz audio as Whisper
+log-mel features (80 bins, 10 ms hop) and returns the probability that the speaker's turn is complete.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.errors import AudioError, ModelError
+
+_PACKAGE = "pipecat-ai"
+_MODEL_FILE = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
+WINDOW_S = 8  # the model was trained on at most 8 s; older audio is cut, shorter is padded in front
+_WINDOW = WINDOW_S * ENGINE_RATE
+_NORMALIZE_EPS = 1e-7  # the variance floor of the waveform normalization the model was trained with
+
+
+def bundled_model_path() -> Path:
+    """The ONNX file shipped by ``pipecat-ai`` (installed with --no-deps: only the file is needed)."""
+    missing = f"the Smart Turn model is missing: pip install --no-deps 'pipecat-ai==1.14.0' ({_MODEL_FILE})"
+    try:
+        files = importlib.metadata.files(_PACKAGE) or []
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ModelError(missing) from exc
+    path = next((Path(str(f.locate())) for f in files if str(f) == _MODEL_FILE), None)
+    if path is None or not path.is_file():
+        raise ModelError(missing)
+    return path
+
+
+class SmartTurn:
+    """Judges whether the user's turn is complete; loaded once, one call at a time."""
+
+    def __init__(self, model: Path | None = None) -> None:
+        import onnxruntime
+        from faster_whisper.feature_extractor import FeatureExtractor
+
+        path = model or bundled_model_path()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1  # one decision is ~30 ms; a second thread would take ASR's core
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False  # no arena or memory plans: memory stays flat over weeks
+        options.enable_mem_pattern = False
+        try:
+            self._session: Any = onnxruntime.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own unrelated error types
+            raise ModelError(f"cannot load Smart Turn model {path}: {exc}") from exc
+        self._input = self._session.get_inputs()[0].name
+        # faster-whisper's extractor computes the same Whisper log-mel features as the model's training code
+        self._extractor = FeatureExtractor(chunk_length=WINDOW_S)
+
+    def probability_complete(self, audio: AudioBlock) -> float:
+        if audio.rate != ENGINE_RATE or audio.channels != 1:
+            raise AudioError(
+                f"Smart Turn needs mono {ENGINE_RATE} Hz audio, got {audio.channels} ch at {audio.rate} Hz"
+            )
+        try:
+            (probability,) = self._session.run(None, {self._input: self.features(audio)})[0][0]
+        except Exception as exc:
+            raise ModelError(f"Smart Turn failed: {exc}") from exc
+        return float(probability)
+
+    def features(self, audio: AudioBlock) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """Log-mel features of the last 8 s of ``audio`` (zero-padded in front), shaped (1, 80, 800).
+
+        faster-whisper's extractor lacks only the zero-mean unit-variance waveform normalization the
+        model's training features had, so that is done here first.
+        """
+        window = np.zeros(_WINDOW, dtype=np.float32)
+        tail = audio.samples[-_WINDOW:]
+        window[_WINDOW - len(tail) :] = tail
+        window = (window - window.mean()) / np.sqrt(window.var() + _NORMALIZE_EPS)
+        mel = self._extractor(window, padding=0)
+        return np.asarray(mel, dtype=np.float32)[np.newaxis]
