@@ -218,6 +218,7 @@ class Speech:
 
 
 TOKYO_PAUSE_S = 0.55
+PARIS_PAUSE_S = 0.45
 
 SPEECH = [
     Speech("what-weather", ("What will the weather be like tomorrow?",), Espeak("en-us+m3", 160), 0.3, 0.35),
@@ -240,6 +241,19 @@ SPEECH = [
         ),
     ),
     Speech("thanks-all", ("Thanks, that's all.",), Espeak("en-us+f4", 140), 0.25, 0.35),
+    Speech(
+        "paris-pause",
+        ("What's the weather", "in Paris on Friday?"),
+        Espeak("en-us+m3", 160),
+        0.3,
+        0.4,
+        gap_s=PARIS_PAUSE_S,
+        note=(
+            f"The speaker pauses for about {PARIS_PAUSE_S} s after 'What's the weather', longer than the "
+            "200 ms pause at which the end of the turn is judged: it is ONE question and must not be answered "
+            "into the pause."
+        ),
+    ),
     Speech("hello-there", ("Hello there.",), Piper(0.9), 0.35, 0.3),
 ]
 
@@ -698,6 +712,16 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
             f"The user pauses {TOKYO_PAUSE_S} s after 'I was wondering': endpointing must "
             "not cut there, so there is one utterance and one request with the whole sentence.",
             {"user_text_contains": ["wondering", "tokyo"]},
+        ),
+        Scenario(
+            "pause-mid-question",
+            ["In Paris on Friday it will be sunny, with a light breeze."],
+            [UserTurn("paris-pause", at_s=0.5)],
+            [heard("all", False)],
+            f"The user pauses {PARIS_PAUSE_S} s after 'What's the weather': the end-of-turn model is asked "
+            "at the 200 ms pause and must not end the turn there, so there is one utterance and one "
+            "request with the whole question.",
+            {"user_text_contains": ["weather", "paris", "friday"]},
         ),
         Scenario(
             "room-echo-noise",
