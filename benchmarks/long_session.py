@@ -61,6 +61,9 @@ class CueVad:
         events, self.next_events = self.next_events, []
         return events
 
+    def end_utterance(self) -> None:
+        """No end-of-turn model runs here: every turn ends at the cue's SpeechEnded."""
+
 
 class NamedTranscriber:
     """Hears whatever the benchmark says the user said last."""

@@ -13,19 +13,25 @@ from voice.engine.engine import Engine
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.tts.port import Synthesizer
+from voice.turn_end.port import EndOfTurn
+from voice.turn_end.smart_turn import SmartTurn
 
 
 @dataclass(frozen=True)
 class SpeechModels:
-    """Whisper and piper, loaded once and shared by every run or session."""
+    """Whisper, piper and the end-of-turn model, loaded once and shared by every run or session.
+
+    Without an end-of-turn model every turn ends after the VAD's long silence.
+    """
 
     transcriber: Transcriber
     synthesizer: Synthesizer
+    end_of_turn: EndOfTurn | None = None
 
 
 def load_speech_models() -> SpeechModels:
-    """The bundled tiny.en and en_US-joe-medium, loaded and warmed up."""
-    return SpeechModels(WhisperTranscriber(), PiperSynthesizer())
+    """The bundled tiny.en, en_US-joe-medium and Smart Turn v3.2, loaded and warmed up."""
+    return SpeechModels(WhisperTranscriber(), PiperSynthesizer(), SmartTurn())
 
 
 def make_engine(conversation: Conversation | None = None) -> Engine:

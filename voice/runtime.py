@@ -1,8 +1,8 @@
 """What every driver shares: carrying out the engine's actions and reporting playback back to it.
 
 A driver owns the clock (a virtual room or real devices); this runner owns everything between the
-engine and the heavy components: ASR and TTS in worker threads (or inline, for deterministic runs),
-the LLM, tools, the playback buffer, and the session log.
+engine and the heavy components: ASR, the end-of-turn model and TTS in worker threads (or inline, for
+deterministic runs), the LLM, tools, the playback buffer, and the session log.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from voice.engine.actions import (
     CancelTurn,
     DropTranscription,
     EngineAction,
+    JudgeTurnEnd,
     PausePlayback,
     Play,
     ResumePlayback,
@@ -46,12 +47,14 @@ from voice.engine.events import (
     ToolDone,
     TranscriptFailed,
     TranscriptReady,
+    TurnEndJudged,
 )
 from voice.engine.llm_bridge import stream_turn
 from voice.events import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings
 from voice.tts.port import Synthesizer
+from voice.turn_end.port import EndOfTurn
 
 Failure = Callable[[Exception], Iterable[EngineEvent]]
 
@@ -249,6 +252,7 @@ class ActionRunner:
         work: Work,
         buffer: PlaybackBuffer,
         session_log: SessionLog | None = None,
+        end_of_turn: EndOfTurn | None = None,
     ) -> None:
         self.engine = engine
         self.buffer = buffer
@@ -259,6 +263,7 @@ class ActionRunner:
         self._thinker = thinker
         self._work = work
         self.session_log = session_log  # the kiosk starts a new one for a new conversation
+        self._end_of_turn = end_of_turn
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
@@ -309,6 +314,14 @@ class ActionRunner:
                 with self._asr_lock:
                     if utterance in self._asr_queued:
                         self._asr_dropped.add(utterance)
+            case JudgeTurnEnd(utterance=utterance, audio=audio):
+                judge = self._end_of_turn
+                if judge is not None:  # without a model the VAD's long silence ends every turn
+                    self._work.run(
+                        "turn-end",
+                        lambda: [TurnEndJudged(utterance, judge.probability_complete(audio))],
+                        lambda exc: [PartFailed("turn-end", describe(exc))],
+                    )
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn):

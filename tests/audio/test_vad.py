@@ -12,6 +12,7 @@ from voice.audio.vad import (
     DEFAULT_QUIET,
     SpeechEnded,
     SpeechPaused,
+    SpeechResumed,
     SpeechStarted,
     VadEvent,
     VadSettings,
@@ -22,6 +23,7 @@ from voice.errors import AudioError, ConfigError, ProtocolError
 RATE = ENGINE_RATE
 MS = RATE // 1000
 LEAD = RATE  # speech starts one second into the recording
+EARLY = (SpeechPaused, SpeechResumed)  # the offers at pauses, before endpointing is sure
 
 
 def noise_floor(seconds: float, level: float = 0.002, seed: int = 0) -> np.ndarray:
@@ -55,14 +57,14 @@ def run(
 ) -> list[tuple[VadEvent, int]]:
     """Feed the signal in odd-sized blocks; each start or end comes with the clock sample it was reported at.
 
-    The early SpeechPaused offers are left out here; their own tests below look at them.
+    The early SpeechPaused offers (and SpeechResumed after them) are left out; their own tests look at them.
     """
     detector = VoiceActivityDetector(quiet, barge_in)
     found: list[tuple[VadEvent, int]] = []
     for offset in range(0, len(signal), block):
         chunk = AudioBlock(signal[offset : offset + block], RATE, offset)
         events = detector.process(chunk, assistant_speaking=speaking)
-        found += [(event, chunk.end) for event in events if not isinstance(event, SpeechPaused)]
+        found += [(event, chunk.end) for event in events if not isinstance(event, EARLY)]
     return found
 
 
@@ -165,7 +167,7 @@ def test_settings_that_confirmed_the_onset_hold_until_the_utterance_ends(questio
     for offset in range(0, len(signal), 320):
         speaking = offset < LEAD + 4000  # the assistant stops talking once the user has barged in
         for event in detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), speaking):
-            if not isinstance(event, SpeechPaused):
+            if not isinstance(event, EARLY):
                 reported.append((event, offset + 320))
     (_, _), (ended, at) = reported
     assert at - ended.sample == 1200 * MS
@@ -273,3 +275,43 @@ def test_speech_after_an_offer_makes_a_longer_final_utterance(speak: Speak) -> N
     assert len(ends) == 1
     assert len(offers) >= 2
     assert offers[0].sample < ends[0].sample == offers[-1].sample
+
+
+def test_speech_after_an_offer_is_reported_as_resumed_and_the_offer_as_stale(speak: Speak) -> None:
+    first, second = (audible(speak(text)) for text in ("I was wondering", "what time it is"))
+    gap = np.zeros(int(0.45 * RATE), dtype=np.float32)
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    signal = scene(np.concatenate((first, gap, second)))
+    events: list[VadEvent] = []
+    for offset in range(0, len(signal), 320):
+        events += detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), False)
+
+    kinds = [type(event) for event in events]
+    resumed = kinds.index(SpeechResumed)
+    assert kinds[resumed - 1] is SpeechPaused  # every resumption follows an offer
+    offer, again = events[resumed - 1], events[resumed]
+    assert isinstance(offer, SpeechPaused)
+    assert isinstance(again, SpeechResumed)
+    assert again.sample > offer.sample
+    assert kinds[-1] is SpeechEnded
+
+
+def test_an_utterance_ended_at_a_pause_lets_the_next_words_start_a_new_one(speak: Speak) -> None:
+    first, second = (audible(speak(text)) for text in ("What is the weather", "in Paris"))
+    gap = np.zeros(int(0.35 * RATE), dtype=np.float32)  # the pre-roll of "in Paris" would reach "weather"
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    signal = scene(np.concatenate((first, gap, second)))
+    events: list[VadEvent] = []
+    for offset in range(0, len(signal), 320):
+        found = detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), False)
+        events += found
+        if any(isinstance(event, SpeechPaused) for event in found) and len(events) == 2:
+            detector.end_utterance()  # the engine judged the turn over at the first pause
+
+    kinds = [type(event) for event in events if not isinstance(event, SpeechPaused)]
+    assert kinds == [SpeechStarted, SpeechStarted, SpeechEnded]
+    paused, restarted = events[1], events[2]
+    assert isinstance(paused, SpeechPaused)
+    assert isinstance(restarted, SpeechStarted)
+    later = [event for event in events if isinstance(event, SpeechEnded)]
+    assert later[0].utterance.start >= paused.sample  # the new utterance holds none of the first words

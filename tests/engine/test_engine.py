@@ -12,6 +12,7 @@ from voice.engine.actions import (
     CancelTurn,
     DropTranscription,
     EngineAction,
+    JudgeTurnEnd,
     PausePlayback,
     Play,
     ResumePlayback,
@@ -50,11 +51,15 @@ class ScriptedVad:
     def __init__(self) -> None:
         self.next_events: list[VadEvent] = []
         self.assistant_speaking: list[bool] = []
+        self.utterances_ended = 0  # times the engine ended an utterance at a pause
 
     def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
         self.assistant_speaking.append(assistant_speaking)
         events, self.next_events = self.next_events, []
         return events
+
+    def end_utterance(self) -> None:
+        self.utterances_ended += 1
 
 
 class Room:
@@ -305,7 +310,7 @@ def test_a_transcript_ready_before_endpointing_answers_as_soon_as_it_confirms() 
     room = Room()
     utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)
     room.tick(SpeechStarted(0))
-    assert room.tick(SpeechPaused(BLOCK, utterance)) == [Transcribe(1, utterance)]
+    assert room.tick(SpeechPaused(BLOCK, utterance)) == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
     assert room.engine.handle(TranscriptReady(1, QUESTION)) == []  # the user may still go on
 
     actions = room.tick(SpeechEnded(BLOCK, utterance))

@@ -14,6 +14,7 @@ from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
+from voice.turn_end.smart_turn import SmartTurn
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 SCENARIOS = sorted((AUDIO / "scenarios").glob("*.json"))
@@ -23,8 +24,8 @@ RunScenario = Callable[[str], tuple[dict[str, Any], Path]]
 
 @pytest.fixture(scope="session")
 def speech_models(transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer) -> SpeechModels:
-    """The session's one whisper and one piper, as the pipeline takes them."""
-    return SpeechModels(transcriber, synthesizer)
+    """The session's one whisper, one piper and one Smart Turn, as the pipeline takes them."""
+    return SpeechModels(transcriber, synthesizer, SmartTurn())
 
 
 @pytest.fixture(scope="session")

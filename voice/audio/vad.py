@@ -26,10 +26,10 @@ class VadSettings:
 
     Speech starts once ``start_voiced_ms`` of voiced frames fall within the last ``start_window_ms``;
     it ends after ``end_silence_ms`` without a voiced frame (endpointing) or at ``max_utterance_ms``.
-    After ``speculate_ms`` of silence the utterance so far is offered early, so ASR can run while
-    endpointing waits (never when None or not below ``end_silence_ms``); the offer equals the final
-    utterance when ``speculate_ms`` is at least the tail (the shorter of pre-roll and end silence) and
-    no speech follows.
+    After ``speculate_ms`` of silence the utterance so far is offered early, so ASR and the end-of-turn
+    model can run while endpointing waits (never when None or not below ``end_silence_ms``); the offer
+    equals the final utterance when no speech follows, both ending ``speculate_ms`` after the last voiced
+    frame (or the shorter of pre-roll and end silence).
     Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise).
     """
 
@@ -41,7 +41,7 @@ class VadSettings:
     pre_roll_ms: int = 300
     min_level_dbfs: float = -60.0
     max_utterance_ms: int = 30_000
-    speculate_ms: int | None = 300
+    speculate_ms: int | None = 200
 
     def __post_init__(self) -> None:
         if self.aggressiveness not in (0, 1, 2, 3):
@@ -87,7 +87,8 @@ class SpeechEnded:
     """Speech ended at clock sample ``sample`` (end of its last voiced frame).
 
     ``utterance`` holds the whole utterance for ASR, from ``pre_roll_ms`` before the onset to a short
-    tail after ``sample`` (the shorter of pre-roll and end silence); ``utterance.start`` is on the clock.
+    tail after ``sample`` (the shortest of pre-roll, end silence and speculate_ms); ``utterance.start`` is on
+    the clock.
     """
 
     sample: int
@@ -105,7 +106,14 @@ class SpeechPaused:
     utterance: AudioBlock
 
 
-VadEvent = SpeechStarted | SpeechPaused | SpeechEnded
+@dataclass(frozen=True)
+class SpeechResumed:
+    """Voiced audio at clock sample ``sample`` after a SpeechPaused: that offer is no longer the utterance."""
+
+    sample: int
+
+
+VadEvent = SpeechStarted | SpeechPaused | SpeechResumed | SpeechEnded
 
 
 @dataclass(frozen=True)
@@ -158,6 +166,16 @@ class VoiceActivityDetector:
         self._listen_from = 0
         self._active = None
         self._utterance = []
+
+    def end_utterance(self) -> None:
+        """The turn was judged over at the last pause: voiced audio after it starts a new utterance.
+
+        No SpeechEnded follows for the utterance in progress; its pause offer stands as its end.
+        """
+        if self._active is not None:
+            self._listen_from = self._last_voiced_end
+            self._active = None
+            self._utterance = []
 
     def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
         """Feed the next mic block; returns the events its audio completes, in clock order."""
@@ -217,12 +235,15 @@ class VoiceActivityDetector:
             return self._look_for_onset(mode)
         settings = self._settings[self._active]
         self._utterance.append(frame)
+        resumed = frame.voiced[self._active] and self._offered == self._last_voiced_end
         if frame.voiced[self._active]:
             self._last_voiced_end = frame.start + self._frame_len
         silence = frame.start + self._frame_len - self._last_voiced_end
         length = frame.start + self._frame_len - self._utterance[0].start
         if silence >= settings.end_silence_ms * self.rate // 1000 or length >= self._max_samples(settings):
             return self._end(settings)
+        if resumed:
+            return SpeechResumed(frame.start)
         speculate = settings.speculate_ms
         early = speculate is not None and speculate < settings.end_silence_ms
         offer_at = (speculate or 0) * self.rate // 1000
@@ -238,7 +259,8 @@ class VoiceActivityDetector:
         if len(voiced) < settings.frames(settings.start_voiced_ms):
             return None
         onset = voiced[0].start
-        pre_roll_from = onset - settings.pre_roll_ms * self.rate // 1000
+        # the pre-roll never reaches back into the previous utterance's audio
+        pre_roll_from = max(onset - settings.pre_roll_ms * self.rate // 1000, self._listen_from)
         self._utterance = [f for f in self._history if f.start >= pre_roll_from]
         self._last_voiced_end = voiced[-1].start + self._frame_len
         self._active = mode
@@ -248,7 +270,10 @@ class VoiceActivityDetector:
         return settings.max_utterance_ms * self.rate // 1000
 
     def _utterance_audio(self, settings: VadSettings) -> AudioBlock:
-        tail = min(settings.pre_roll_ms, settings.end_silence_ms) * self.rate // 1000
+        tail_ms = min(
+            settings.pre_roll_ms, settings.end_silence_ms, settings.speculate_ms or settings.end_silence_ms
+        )
+        tail = tail_ms * self.rate // 1000
         start = self._utterance[0].start
         audio = np.concatenate([f.samples for f in self._utterance])[: self._last_voiced_end + tail - start]
         return AudioBlock(audio, self.rate, start)

@@ -97,7 +97,14 @@ class DeviceConversation:
         self._echo = EchoPath(echo_canceller, EchoReference())
         transcriber = self._echo.transcriber(models.transcriber)
         self.runner = ActionRunner(
-            engine, transcriber, models.synthesizer, thinker, work, self.buffer, session_log
+            engine,
+            transcriber,
+            models.synthesizer,
+            thinker,
+            work,
+            self.buffer,
+            session_log,
+            models.end_of_turn,
         )
         self._duplex = Duplex(self.runner, self._echo, self._on_mic_clock)
         real_input, real_output = device_openers(devices)

@@ -27,6 +27,18 @@ class DropTranscription:
 
 
 @dataclass(frozen=True)
+class JudgeTurnEnd:
+    """Ask the end-of-turn model whether the user finished at this pause; answer with TurnEndJudged.
+
+    ``audio`` is the whole utterance so far (the turn up to the pause). Without a model no answer is
+    due: the VAD's longer silence then ends the turn.
+    """
+
+    utterance: int
+    audio: AudioBlock
+
+
+@dataclass(frozen=True)
 class SendRequest:
     """Stream this request from the LLM after ``delay_s`` (non-zero only for a retry)."""
 
@@ -100,6 +112,7 @@ class SpeakNotice:
 EngineAction: TypeAlias = (
     Transcribe
     | DropTranscription
+    | JudgeTurnEnd
     | SendRequest
     | CancelTurn
     | Synthesize

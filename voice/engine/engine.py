@@ -22,7 +22,7 @@ import numpy as np
 
 from voice import events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
+from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechResumed, SpeechStarted, VadEvent
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
@@ -56,6 +56,7 @@ from voice.engine.events import (
     ToolDone,
     TranscriptFailed,
     TranscriptReady,
+    TurnEndJudged,
 )
 from voice.engine.records import SpeechRecord, TurnRecord
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
@@ -96,6 +97,9 @@ class Vad(Protocol):
     """Voice activity detection with stricter settings while the assistant is audible."""
 
     def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]: ...
+
+    def end_utterance(self) -> None:
+        """The turn was judged over at the last pause: voiced audio after it starts a new utterance."""
 
 
 @dataclass
@@ -235,7 +239,27 @@ class Engine:
         return [PausePlayback(turn.number)]
 
     def _on_speech_paused(self, event: SpeechPaused) -> list[EngineAction]:
-        return self.utterances.paused(event.sample, event.utterance)
+        """Transcribe at the pause; judge whether the turn is over only when no turn is in flight.
+
+        Speech over a turn in flight is left to the long silence: the reply is already paused for it,
+        and a cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request.
+        """
+        return self.utterances.paused(event.sample, event.utterance, judge=self._turn is None)
+
+    def _on_speech_resumed(self, event: SpeechResumed) -> list[EngineAction]:
+        return self.utterances.resumed()
+
+    def _on_turn_end_judged(self, event: TurnEndJudged) -> list[EngineAction]:
+        self.utterances.judged(event)
+        return self._end_turn_at_pause()
+
+    def _end_turn_at_pause(self) -> list[EngineAction]:
+        """The turn was judged over at the pause: it ends there, as if the long silence had passed."""
+        finished = self.utterances.finished_at_pause()
+        if finished is None or self.phase is not Phase.USER_SPEAKING:
+            return []
+        self._vad.end_utterance()
+        return self._dispatch(SpeechEnded(*finished))
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
         record, actions = self.utterances.ended(event.sample, event.utterance)
@@ -246,7 +270,7 @@ class Engine:
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
         record = self.utterances.claim(event)
         if record is None:
-            return []
+            return self._end_turn_at_pause()  # an early transcript: with a judgement, the turn may be over
         record.transcript = event.text
         turn = self._turn
         reply = None if turn is None else turn.ledger
@@ -600,6 +624,7 @@ _TURN_OUTPUT: dict[type, Handler] = {
 _ANY_PHASE: dict[type, Handler] = {
     TranscriptReady: _E._on_transcript,
     TranscriptFailed: _E._on_transcript_failed,
+    TurnEndJudged: _E._on_turn_end_judged,
     TextInput: _E._on_text_input,
     CancelReply: _E._on_cancel_reply,
     MuteMicrophone: _E._on_mute,
@@ -623,5 +648,6 @@ _TRANSITIONS: dict[tuple[Phase, type], Transition] = {
     (Phase.THINKING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
     (Phase.SPEAKING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
     (Phase.USER_SPEAKING, SpeechPaused): (_E._on_speech_paused, Phase.USER_SPEAKING),
+    (Phase.USER_SPEAKING, SpeechResumed): (_E._on_speech_resumed, Phase.USER_SPEAKING),
     (Phase.USER_SPEAKING, SpeechEnded): (_E._on_speech_ended, Phase.THINKING),
 }

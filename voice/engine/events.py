@@ -33,6 +33,14 @@ class TranscriptFailed:
 
 
 @dataclass(frozen=True)
+class TurnEndJudged:
+    """How likely the end-of-turn model finds it that the user finished at the pause of ``utterance``."""
+
+    utterance: int
+    probability: float
+
+
+@dataclass(frozen=True)
 class TextInput:
     """Typed user input (or a client's); ``input_id`` lets a retried delivery be recognised and dropped."""
 
@@ -128,6 +136,7 @@ EngineEvent: TypeAlias = (
     MicAudio
     | TranscriptReady
     | TranscriptFailed
+    | TurnEndJudged
     | TextInput
     | CancelReply
     | MuteMicrophone

@@ -6,6 +6,7 @@ import re
 
 _NON_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[coughing]", "(knocking)"
 _WORD = re.compile(r"[a-z0-9']+")
+_SENTENCE_END = re.compile(r"(?<![.])[.?!][\"')\]]*\s*$")  # "I was wondering..." trails off: not an end
 # Consonant spellings that sound alike, folded before comparing (in order); vowels are kept, since
 # short words that differ only in a vowel ("wait", "wet") are different words to a listener.
 _SOUNDS = (("ph", "f"), ("ck", "k"), ("wh", "w"), ("q", "k"), ("x", "ks"), ("z", "s"))
@@ -30,6 +31,11 @@ def spoken_words(text: str) -> list[str]:
 def is_meaningful(text: str) -> bool:
     """True if the transcript holds at least one word (a cough or click gives none)."""
     return bool(spoken_words(text))
+
+
+def ends_a_sentence(text: str) -> bool:
+    """True if whisper punctuated the transcript as a finished sentence (".", "?" or "!", not "...")."""
+    return bool(_SENTENCE_END.search(text))
 
 
 def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:

@@ -3,17 +3,36 @@
 When the user pauses, the utterance so far is transcribed at once, while endpointing still waits to be
 sure the turn ended; if it ends at that very sample, the early transcript is the utterance's, and the
 reply starts without waiting for ASR. Speech past the pause drops the early offer.
+
+At the same pause the end-of-turn model may be asked to judge the whole utterance so far (the turn up
+to the pause): if it hears a finished turn and whisper a finished sentence, the turn ends there, without
+waiting out the long silence. A pause judged unfinished keeps the utterance open: the next pause offers
+it again, longer, and the long silence stays the fallback.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from voice.audio.block import AudioBlock
-from voice.engine.actions import DropTranscription, EngineAction, Transcribe
-from voice.engine.events import TranscriptFailed, TranscriptReady
+from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
+from voice.engine.events import TranscriptFailed, TranscriptReady, TurnEndJudged
 from voice.engine.records import SpeechRecord
+from voice.engine.transcripts import ends_a_sentence
 from voice.errors import ProtocolError
 
 Transcript = TranscriptReady | TranscriptFailed
+COMPLETE_ABOVE = 0.5  # an end-of-turn probability above this reads as "the user has finished"
+
+
+@dataclass
+class _Offer:
+    """The utterance offered at a pause, before the long silence makes its end certain."""
+
+    transcription: int
+    voiced_end: int
+    audio: AudioBlock
+    judged_complete: bool = False  # the end-of-turn model heard a finished turn
 
 
 class Utterances:
@@ -24,19 +43,44 @@ class Utterances:
         self.transcribing = 0  # final transcripts still to come
         self._asked = 0  # transcriptions asked so far: the next one's number
         self._record_of: dict[int, SpeechRecord] = {}
-        self._speculation: tuple[int, int] | None = None  # (transcription, voiced end) offered early
+        self._speculation: _Offer | None = None
         self._early: dict[int, Transcript] = {}
         self._confirmed: Transcript | None = None  # an early transcript endpointing just confirmed
 
     def started(self, sample: int) -> None:
         self.open = SpeechRecord(sample, sample)
 
-    def paused(self, sample: int, audio: AudioBlock) -> list[EngineAction]:
-        """The user may have finished: transcribe now, while endpointing still waits to be sure."""
+    def paused(self, sample: int, audio: AudioBlock, judge: bool) -> list[EngineAction]:
+        """The user may have finished: transcribe now (and, with ``judge``, ask whether the turn is over),
+        while endpointing still waits to be sure."""
         stale = self._drop_speculation()
         self._asked += 1
-        self._speculation = (self._asked, sample)
-        return [*stale, Transcribe(self._asked, audio)]
+        self._speculation = _Offer(self._asked, sample, audio)
+        judging: list[EngineAction] = [JudgeTurnEnd(self._asked, audio)] if judge else []
+        return [*stale, Transcribe(self._asked, audio), *judging]
+
+    def resumed(self) -> list[EngineAction]:
+        """The user went on after the pause: its offer and any judgement of it no longer count."""
+        return self._drop_speculation()
+
+    def judged(self, event: TurnEndJudged) -> None:
+        offer = self._speculation
+        if offer is not None and offer.transcription == event.utterance:  # else the user went on
+            offer.judged_complete = event.probability > COMPLETE_ABOVE
+
+    def finished_at_pause(self) -> tuple[int, AudioBlock] | None:
+        """(voiced end, audio) of the offer if the model heard a finished turn and whisper a whole sentence.
+
+        Both are asked because each misreads some pauses (the model hears "I was wondering" as complete;
+        whisper writes "I was wondering..."); otherwise the VAD's long silence decides, as without a model.
+        """
+        offer = self._speculation
+        if self.open is None or offer is None or not offer.judged_complete:
+            return None
+        early = self._early.get(offer.transcription)
+        if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
+            return None
+        return offer.voiced_end, offer.audio
 
     def ended(self, sample: int, audio: AudioBlock) -> tuple[SpeechRecord, list[EngineAction]]:
         """The utterance ended at ``sample``: its record, and the transcription to ask if none was offered."""
@@ -47,10 +91,10 @@ class Utterances:
         self.open = None
         self.transcribing += 1
         speculation = self._speculation
-        if speculation is not None and speculation[1] == sample:  # nothing was said since the offer
+        if speculation is not None and speculation.voiced_end == sample:  # nothing was said since the offer
             self._speculation = None
-            self._record_of[speculation[0]] = record
-            self._confirmed = self._early.pop(speculation[0], None)
+            self._record_of[speculation.transcription] = record
+            self._confirmed = self._early.pop(speculation.transcription, None)
             return record, []
         stale = self._drop_speculation()
         self._asked += 1
@@ -66,7 +110,7 @@ class Utterances:
         """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
         record = self._record_of.pop(event.utterance, None)
         if record is None:
-            if self._speculation is not None and self._speculation[0] == event.utterance:
+            if self._speculation is not None and self._speculation.transcription == event.utterance:
                 self._early[event.utterance] = event
             return None  # or a speculation the user talked past: dropped
         self.transcribing -= 1
@@ -84,4 +128,4 @@ class Utterances:
         """The user talked past an early offer: its transcription is not needed (if queued, it never runs)."""
         speculation, self._speculation = self._speculation, None
         self._early.clear()
-        return [] if speculation is None else [DropTranscription(speculation[0])]
+        return [] if speculation is None else [DropTranscription(speculation.transcription)]

@@ -11,11 +11,12 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from voice.asr.port import Transcriber
 from voice.chat.driver import FIRST_RETRY_S, LAST_RETRY_S, DeviceConversation
-from voice.components import SpeechModels, make_engine
+from voice.components import make_engine
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import UserText, item_to_json
 from voice.conversation.session_log import SessionLog
@@ -44,7 +45,7 @@ class KioskAssistant:
         self._thinker = ChatModelThinker(model, settings, self.work)
         models = audio.models
         if wrap_transcriber is not None:
-            models = SpeechModels(wrap_transcriber(models.transcriber), models.synthesizer)
+            models = replace(models, transcriber=wrap_transcriber(models.transcriber))
         self._talk = DeviceConversation(
             make_engine(conversation),
             models,

@@ -34,6 +34,7 @@ from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
 from voice.sim.scripted_llm import ScriptedChatModel, ScriptedTools
 from voice.sim.virtual_clock import VirtualClock
 from voice.tts.port import Synthesizer
+from voice.turn_end.port import EndOfTurn
 
 BLOCK = ENGINE_RATE // 50  # 20 ms: one VAD frame per block
 
@@ -48,6 +49,7 @@ class Pipeline:
     echo_canceller: EchoCanceller | None = None
     chat_model: ChatModel | None = None
     chat_settings: ChatSettings = field(default_factory=ChatSettings)
+    end_of_turn: EndOfTurn | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ class RoomSimulation:
             self._work,
             PlaybackBuffer(ENGINE_RATE),
             session_log,
+            pipeline.end_of_turn,
         )
         self._duplex = Duplex(self._runner, self._echo, self._on_mic_clock)
         self._room_mic = RoomMicrophone()

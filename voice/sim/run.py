@@ -72,6 +72,7 @@ def run_scenario(
             echo_canceller,
             chat_model,
             settings,
+            models.end_of_turn,
         )
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))

@@ -1,0 +1,180 @@
+"""Ending the user's turn at a short pause when the end-of-turn model and whisper agree it is finished.
+
+The engine is driven with a scripted VAD (pure), then through the runner with the real VAD on a recorded
+question and a stand-in EndOfTurn handed to the runner, as a driver would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
+from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.playback import PlaybackBuffer
+from voice.audio.vad import (
+    DEFAULT_BARGE_IN,
+    DEFAULT_QUIET,
+    SpeechEnded,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+    VoiceActivityDetector,
+)
+from voice.audio.wav import read_wav
+from voice.conversation.items import UserText
+from voice.engine.actions import DropTranscription, JudgeTurnEnd, SendRequest, Transcribe
+from voice.engine.engine import Engine, Phase
+from voice.engine.events import MicAudio, TranscriptReady, TurnEndJudged
+from voice.events import Failure, StreamEvent
+from voice.runtime import ActionRunner, Work
+from voice.turn_end.port import EndOfTurn
+
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
+COMPLETE, NOT_YET = 0.9, 0.1
+
+
+def paused(room: Room) -> AudioBlock:
+    """The user speaks, then pauses: the engine asks for a transcript and a judgement of the pause."""
+    utterance = AudioBlock(np.zeros(2 * BLOCK, np.float32), ENGINE_RATE, 0)
+    room.tick(SpeechStarted(0))
+    actions = room.tick(SpeechPaused(BLOCK, utterance))
+    assert actions == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
+    return utterance
+
+
+def test_a_finished_question_is_answered_at_the_short_pause() -> None:
+    room = Room()
+    paused(room)
+    assert room.engine.handle(TranscriptReady(1, QUESTION)) == []
+
+    actions = room.engine.handle(TurnEndJudged(1, COMPLETE))
+
+    assert [type(a) for a in actions] == [SendRequest]
+    assert room.engine.phase is Phase.THINKING
+    assert room.vad.utterances_ended == 1  # what the user says next is a new utterance
+    assert room.engine.speech[0].end == BLOCK
+
+
+def test_the_judgement_may_come_before_the_transcript() -> None:
+    room = Room()
+    paused(room)
+    assert room.engine.handle(TurnEndJudged(1, COMPLETE)) == []
+
+    actions = room.engine.handle(TranscriptReady(1, QUESTION))
+
+    assert isinstance(actions[0], SendRequest)
+    assert actions[0].request.items == (UserText(QUESTION),)
+
+
+def test_a_pause_the_model_calls_unfinished_waits_for_the_long_silence() -> None:
+    room = Room()
+    utterance = paused(room)
+    room.engine.handle(TranscriptReady(1, QUESTION))
+
+    assert room.engine.handle(TurnEndJudged(1, NOT_YET)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+    actions = room.tick(SpeechEnded(BLOCK, utterance))
+    assert [type(a) for a in actions] == [SendRequest]
+    assert room.vad.utterances_ended == 0
+
+
+def test_words_that_trail_off_are_not_answered_even_if_the_model_calls_them_finished() -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, "I was wondering..."))
+
+    assert room.engine.handle(TurnEndJudged(1, COMPLETE)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+
+def test_speech_resuming_after_the_pause_cancels_the_early_end() -> None:
+    room = Room()
+    paused(room)
+
+    assert room.tick(SpeechResumed(2 * BLOCK)) == [DropTranscription(1)]
+    assert room.engine.handle(TurnEndJudged(1, COMPLETE)) == []
+    assert room.engine.handle(TranscriptReady(1, QUESTION)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+    assert room.vad.utterances_ended == 0
+
+
+class FixedEndOfTurn:
+    """Gives every pause the same probability, and counts the judgements asked for."""
+
+    def __init__(self, probability: float) -> None:
+        self.probability = probability
+        self.asked = 0
+
+    def probability_complete(self, audio: AudioBlock) -> float:
+        self.asked += 1
+        return self.probability
+
+
+class BrokenEndOfTurn:
+    def probability_complete(self, audio: AudioBlock) -> float:
+        raise RuntimeError("model file unreadable")
+
+
+def answered_after_s(end_of_turn: EndOfTurn | None) -> tuple[float, list[StreamEvent]]:
+    """The recorded question through the real VAD: how soon after its end the LLM is asked; the stream."""
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    thinker = RecordingThinker()
+    runner = ActionRunner(
+        engine,
+        OneAnswerTranscriber(),
+        EvenSynthesizer(),
+        thinker,
+        Work(threaded=False),
+        PlaybackBuffer(ENGINE_RATE),
+        end_of_turn=end_of_turn,
+    )
+    published: list[StreamEvent] = []
+    runner.events.subscribe(published.append)
+    question = np.concatenate(
+        (read_wav(AUDIO / "what-weather.wav").samples, np.zeros(ENGINE_RATE, np.float32))
+    )
+    for start in range(0, len(question) - BLOCK, BLOCK):
+        runner.feed(MicAudio(AudioBlock(question[start : start + BLOCK], ENGINE_RATE, start)))
+        if thinker.sent:
+            (spoken,) = engine.speech
+            return (start + BLOCK - spoken.end) / ENGINE_RATE, published
+    raise AssertionError("the question was never answered")
+
+
+def test_a_judged_finished_turn_is_answered_400_ms_sooner_than_by_silence() -> None:
+    judge = FixedEndOfTurn(COMPLETE)
+    early, _ = answered_after_s(judge)
+    late, _ = answered_after_s(FixedEndOfTurn(NOT_YET))
+    silence_only, _ = answered_after_s(None)
+
+    assert judge.asked == 1
+    assert early == pytest.approx(DEFAULT_QUIET.speculate_ms / 1000, abs=0.02)
+    assert late == silence_only == pytest.approx(DEFAULT_QUIET.end_silence_ms / 1000, abs=0.02)
+
+
+def test_a_broken_model_is_reported_and_silence_ends_the_turn() -> None:
+    after_s, published = answered_after_s(BrokenEndOfTurn())
+
+    assert after_s == pytest.approx(DEFAULT_QUIET.end_silence_ms / 1000, abs=0.02)
+    (failure,) = [event for event in published if isinstance(event, Failure)]
+    assert failure.code == "turn-end"
+    assert "model file unreadable" in failure.message
+
+
+def test_speech_over_a_reply_waits_for_the_long_silence() -> None:
+    """A cut-in ("Thanks, ... that's all") is not judged at its first pause: the reply is paused already."""
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, WORD)
+    utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
+    room.tick(SpeechStarted(room.clock))
+
+    actions = room.tick(SpeechPaused(room.clock, utterance))
+
+    assert not any(isinstance(action, JudgeTurnEnd) for action in actions)
