@@ -1,0 +1,265 @@
+"""End-of-turn detection: what Smart Turn costs, how often it answers into a pause, and what it saves.
+
+Each speech fixture in audio/manifest.json, and each of them again with a 0.45 s pause put between two
+of its words (at every word boundary whisper finds; its timings are rough, so a few pauses fall inside
+a word), goes through the real VAD, whisper and engine in
+virtual time, once with the fixed 600 ms silence (``before``) and once with Smart Turn asked at the
+200 ms pause (``after``).
+
+- ``cost_ms``: SmartTurn.probability_complete on every utterance it judged (features + model), median
+  and p95, one onnxruntime thread.
+- ``answered_into_pause``: runs whose first request was sent before the user's last word (the turn was
+  ended at a pause inside the utterance), before and after, over the fixtures as recorded and over the
+  fixtures with a pause put in.
+- ``end_of_speech_to_decision_ms``: from the end of the user's last word to the request (the end of the
+  turn), median before and after over the runs that were not cut, and the median saving per run.
+  Virtual time: whisper's own cost is not in it (it runs while the silence is waited out).
+- ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
+  fixtures, to see why a turn did or did not end early.
+
+Usage: python benchmarks/turn_end.py [--pause-s 0.45]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voice.asr.whisper import WhisperTranscriber
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.playback import PlaybackBuffer
+from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
+from voice.audio.wav import read_wav
+from voice.conversation.continuation import Request
+from voice.conversation.items import ToolCall, UserText
+from voice.engine.engine import Engine
+from voice.engine.events import MicAudio
+from voice.runtime import ActionRunner, Work
+from voice.tts.port import Synthesis
+from voice.turn_end.smart_turn import SmartTurn
+
+AUDIO = Path(__file__).resolve().parents[1] / "audio"
+BLOCK = ENGINE_RATE // 50
+LEAD_S, TAIL_S = 0.5, 1.5
+SILENT_DBFS = -45.0  # quieter 10 ms frames are silence, as audio/manifest.json measures it
+
+
+@dataclass(frozen=True)
+class Case:
+    """One user utterance on the mic; ``speech_end`` is the sample where its last word ends."""
+
+    name: str
+    signal: Samples
+    speech_end: int
+
+
+class TimedJudge:
+    """Smart Turn, timed call by call, keeping what it said."""
+
+    def __init__(self, model: SmartTurn) -> None:
+        self._model = model
+        self.costs_ms: list[float] = []
+        self.said: list[float] = []
+
+    def probability_complete(self, audio: AudioBlock) -> float:
+        started = time.perf_counter()
+        probability = self._model.probability_complete(audio)
+        self.costs_ms.append((time.perf_counter() - started) * 1000)
+        self.said.append(probability)
+        return probability
+
+
+class NoVoice:
+    def synthesize(self, text: str) -> Synthesis:
+        raise AssertionError("no reply is streamed here")
+
+
+class Requests:
+    """A thinker that only notes the requests; no reply ever comes."""
+
+    def __init__(self) -> None:
+        self.sent: list[Request] = []
+
+    def send(self, request: Request, delay_s: float) -> None:
+        self.sent.append(request)
+
+    def cancel(self, turn: int) -> None:
+        pass
+
+    def run_tool(self, turn: int, call: ToolCall) -> None:
+        raise AssertionError("no tools here")
+
+
+def first_request(case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None) -> tuple[int, str]:
+    """(sample at which the first request was sent, the user text it carried)."""
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    requests = Requests()
+    runner = ActionRunner(
+        engine,
+        transcriber,
+        NoVoice(),
+        requests,
+        Work(threaded=False),
+        PlaybackBuffer(ENGINE_RATE),
+        end_of_turn=judge,
+    )
+    for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
+        runner.feed(MicAudio(AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)))
+        if requests.sent:
+            last = requests.sent[0].items[-1]
+            return start + BLOCK, last.text if isinstance(last, UserText) else ""
+    raise RuntimeError(f"{case.name}: no request was sent")
+
+
+def padded(samples: Samples) -> Samples:
+    lead, tail = (
+        np.zeros(round(LEAD_S * ENGINE_RATE), np.float32),
+        np.zeros(round(TAIL_S * ENGINE_RATE), np.float32),
+    )
+    return np.concatenate((lead, samples, tail))
+
+
+def recorded_cases(fixtures: list[dict[str, Any]]) -> list[Case]:
+    lead = round(LEAD_S * ENGINE_RATE)
+    return [
+        Case(f["file"], padded(read_wav(AUDIO / f["file"]).samples), lead + round(f["end_s"] * ENGINE_RATE))
+        for f in fixtures
+    ]
+
+
+def silent_run(levels: np.ndarray, quietest: int) -> tuple[int, int]:
+    """The run of silent frames around the quietest one, as [first, end) frame indices (empty if none)."""
+    if levels[quietest] >= SILENT_DBFS:
+        return quietest, quietest
+    first, end = quietest, quietest + 1
+    while first > 0 and levels[first - 1] < SILENT_DBFS:
+        first -= 1
+    while end < len(levels) and levels[end] < SILENT_DBFS:
+        end += 1
+    return first, end
+
+
+def paused_cases(
+    fixtures: list[dict[str, Any]], transcriber: WhisperTranscriber, pause_s: float
+) -> list[Case]:
+    """Each fixture with a pause of ``pause_s`` between two words, at each boundary whisper finds.
+
+    The pause replaces the quietest stretch between the two words (the silent 10 ms frames around the
+    quietest one, below -45 dBFS as in the manifest), so the silence is ``pause_s`` in all.
+    """
+    cases = []
+    lead, frame = round(LEAD_S * ENGINE_RATE), ENGINE_RATE // 100
+    for fixture in fixtures:
+        samples = read_wav(AUDIO / fixture["file"]).samples
+        levels = 10 * np.log10(
+            np.square(samples[: len(samples) // frame * frame].reshape(-1, frame)).mean(axis=1) + 1e-12
+        )
+        words = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE), word_timings=True).words
+        for index, (word, following) in enumerate(itertools.pairwise(words)):
+            low = max(0, round(word.end_s * 100) - 6)
+            high = min(len(levels), max(low + 1, round(following.start_s * 100) + 6))
+            cut_from, cut_to = (frame * f for f in silent_run(levels, low + int(np.argmin(levels[low:high]))))
+            pause = np.zeros(round(pause_s * ENGINE_RATE), np.float32)
+            spliced = np.concatenate((samples[:cut_from], pause, samples[cut_to:]))
+            end = lead + round(fixture["end_s"] * ENGINE_RATE) + len(spliced) - len(samples)
+            cases.append(Case(f"{fixture['file']}@{index + 1}:{word.text.strip()}", padded(spliced), end))
+    return cases
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudge) -> dict[str, Any]:
+    into_pause: dict[str, list[str]] = {"before": [], "after": []}
+    delays: dict[str, list[float]] = {"before": [], "after": []}
+    saved: list[float] = []
+    for case in cases:
+        print(case.name, file=sys.stderr)
+        judged_before = len(judge.said)
+        sent = {
+            "before": first_request(case, transcriber, None),
+            "after": first_request(case, transcriber, judge),
+        }
+        said = [round(p, 3) for p in judge.said[judged_before:]]
+        for label, (at, text) in sent.items():
+            if at < case.speech_end:
+                into_pause[label].append(f"{case.name}: {text} (p at each pause: {said})")
+            else:
+                delays[label].append((at - case.speech_end) * 1000 / ENGINE_RATE)
+        if all(at >= case.speech_end for at, _ in sent.values()):
+            saved.append((sent["before"][0] - sent["after"][0]) * 1000 / ENGINE_RATE)
+    return {
+        "runs": len(cases),
+        "answered_into_pause": {
+            label: {"count": len(cut), "rate": round(len(cut) / len(cases), 3), "runs": cut}
+            for label, cut in into_pause.items()
+        },
+        "end_of_speech_to_decision_ms": {
+            **{f"{label}_median": round(statistics.median(d), 1) for label, d in delays.items() if d},
+            "saved_median": round(statistics.median(saved), 1) if saved else None,
+        },
+    }
+
+
+def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartTurn) -> list[dict[str, Any]]:
+    """Smart Turn and whisper at every 200 ms pause the VAD offers in each recorded fixture."""
+    from voice.audio.vad import SpeechPaused
+
+    found = []
+    for case in cases:
+        vad = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+        for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
+            block = AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)
+            for event in vad.process(block, assistant_speaking=False):
+                if isinstance(event, SpeechPaused):
+                    found.append(
+                        {
+                            "fixture": case.name,
+                            "pause_at_s": round(event.sample / ENGINE_RATE - LEAD_S, 2),
+                            "probability_complete": round(model.probability_complete(event.utterance), 3),
+                            "whisper": transcriber.transcribe(event.utterance).text,
+                        }
+                    )
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pause-s", type=float, default=0.45, help="the pause put between two words")
+    args = parser.parse_args()
+
+    manifest = json.loads((AUDIO / "manifest.json").read_text())
+    speech = [f for f in manifest["fixtures"] if f["kind"] == "speech"]
+    transcriber = WhisperTranscriber()
+    model = SmartTurn()
+    judge = TimedJudge(model)
+    recorded = recorded_cases(speech)
+    result = {
+        "recorded_fixtures": compare(recorded, transcriber, judge),
+        f"with_a_{args.pause_s}_s_pause_between_two_words": compare(
+            paused_cases(speech, transcriber, args.pause_s), transcriber, judge
+        ),
+        "cost_ms": {
+            "n": len(judge.costs_ms),
+            "median": round(statistics.median(judge.costs_ms), 1),
+            "p95": round(percentile(judge.costs_ms, 0.95), 1),
+        },
+        "judged_complete": f"{sum(p > 0.5 for p in judge.said)} of {len(judge.said)} judged pauses",
+        "judgements": judgements(recorded, transcriber, model),
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
