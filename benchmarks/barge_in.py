@@ -18,16 +18,23 @@
   server (SmolLM2-135M) started once for all runs. Per turn that answers the user: the median over the
   runs, and where the time went (endpointing, ASR running past it, the LLM until the first clause,
   synthesis of the first chunk); ``llm_alone`` sends the same requests again with nothing else running.
+- ``voice_to_voice_parts``: the end of the user's speech to the first reply audio, median over real-time
+  runs, split into its steps from the event stream and timed calls (benchmarks/voice_parts.py says how):
+  ``scripted_at_once`` (plain-turn, pause-mid-sentence and pause-mid-question, each twice, with the
+  scripted LLM's whole reply there at once) and ``embedded`` (the demo conversation, three runs, SmolLM2).
+  ``--voice-to-voice`` runs only this; ``--against TREE`` runs it on that tree first, side by side.
 - ``memory``: peak RSS (getrusage) of a fresh process that loads tiny.en, joe-medium and the echo
   canceller and runs room-echo-noise once.
 
-Usage: python benchmarks/barge_in.py [--keep DIR]   (about 4 minutes on 2 cores)
+Usage: python benchmarks/barge_in.py [--keep DIR] [--voice-to-voice [--against TREE]]   (about 4 minutes on
+2 cores; --voice-to-voice about 2, twice that with --against)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import statistics
@@ -40,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import voice_parts
+from against import run_against, without_against
 
 from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -67,6 +76,8 @@ ECHO_BASES = ("room-echo-noise", "plain-turn")
 REALTIME_SCENARIOS = ("plain-turn", "pause-mid-sentence", "interrupt-mid")
 MEMORY_SCENARIO = "room-echo-noise"
 LOCAL_RUNS = 3
+AT_ONCE_SCENARIOS = ("plain-turn", "pause-mid-sentence", "pause-mid-question")
+AT_ONCE_RUNS = 2
 LOCAL_MAX_TOKENS = 60  # as `voice demo` asks
 # An onset may sit up to one VAD frame after the last played sample and still be the cause of the stop.
 ONSET_SLACK_S = 0.05
@@ -476,6 +487,106 @@ def voice_to_voice_local_models(
     }
 
 
+def at_once_variant(name: str, folder: Path) -> Path:
+    """A copy of scenario ``name`` whose scripted LLM has its whole reply at once (no first-delta delay)."""
+    data = json.loads((SCENARIOS / f"{name}.json").read_text(encoding="utf-8"))
+    for cue in data["user"]:
+        if "wav" in cue:
+            cue["wav"] = str((SCENARIOS / cue["wav"]).resolve())
+    data["llm"]["first_delta_ms"] = 0
+    data["llm"]["delta_ms"] = 0
+    path = folder / f"{name}-at-once.json"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
+
+
+def parts_rows(
+    report: dict[str, Any], out: Path, timers: voice_parts.Timers, run_started: float, **label: Any
+) -> list[dict[str, Any]]:
+    rows = []
+    run = Run(out.name, report, out, None)
+    for index, (user_end, audio_start) in reply_delays(run, load_manifest()).items():
+        rows.append(
+            {
+                **label,
+                **latency_row(index, user_end, audio_start),
+                "parts_ms": voice_parts.turn_parts(out, timers, run_started, index, user_end, audio_start),
+            }
+        )
+    return rows
+
+
+def voice_to_voice_parts(models: SpeechModels, work: Path, started: float) -> dict[str, Any]:
+    """Voice-to-voice medians over real-time runs, scripted LLM at once and embedded, split into steps."""
+    variants = work / "at-once-scenarios"
+    variants.mkdir(parents=True, exist_ok=True)
+    scripted: list[dict[str, Any]] = []
+    for name in AT_ONCE_SCENARIOS:
+        path = at_once_variant(name, variants)
+        for number in range(1, AT_ONCE_RUNS + 1):
+            progress(f"voice to voice, LLM at once: {name} run {number}/{AT_ONCE_RUNS}", started)
+            timers = voice_parts.Timers()
+            out = work / "v2v-at-once" / f"{name}-{number}"
+            out.mkdir(parents=True)
+            with voice_parts.timed_chat_models(timers):
+                run_started = time.monotonic()
+                report = run_scenario(
+                    load_scenario(path), out, realtime=True, models=voice_parts.timed_models(models, timers)
+                )
+            scripted += parts_rows(report, out, timers, run_started, scenario=name, run=number)
+    embedded_config = resolve_llm_config(None, None, None, {})
+    embedded: list[dict[str, Any]] = []
+    progress("voice to voice, embedded LLM: starting the llama.cpp server", started)
+    with EmbeddedServer(embedded_config.gguf, model=embedded_config.model) as server:
+        served = LlmConfig(url=server.url, model=server.model)
+        for number in range(1, LOCAL_RUNS + 1):
+            progress(f"voice to voice, embedded LLM: demo run {number}/{LOCAL_RUNS}", started)
+            timers = voice_parts.Timers()
+            out = work / "v2v-embedded" / f"demo-{number}"
+            out.mkdir(parents=True)
+            scenario = demo_scenario(RealLlm(None, None, max_tokens=LOCAL_MAX_TOKENS))
+            with voice_parts.timed_chat_models(timers):
+                run_started = time.monotonic()
+                report = run_scenario(
+                    scenario,
+                    out,
+                    realtime=True,
+                    llm_config=served,
+                    models=voice_parts.timed_models(models, timers),
+                )
+            embedded += parts_rows(report, out, timers, run_started, run=number)
+    return {
+        "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
+        "embedded": {**voice_parts.medians(embedded), "turns": embedded},
+    }
+
+
+def voice_to_voice_only(work: Path) -> dict[str, Any]:
+    started = time.monotonic()
+    progress("loading the speech models", started)
+    result = voice_to_voice_parts(load_speech_models(), work, started)
+    result["load_1min"] = round(os.getloadavg()[0], 2)
+    return result
+
+
+def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> dict[str, Any]:
+    """The medians of both trees next to each other; every turn's parts follow."""
+    summary = {
+        kind: {
+            "before": {k: v for k, v in before[kind].items() if k != "turns"},
+            "after": {k: v for k, v in after[kind].items() if k != "turns"},
+        }
+        for kind in ("scripted_at_once", "embedded")
+    }
+    return {
+        "before_tree": tree,
+        "load_1min": [before["load_1min"], after["load_1min"]],
+        **summary,
+        "before": before,
+        "after": after,
+    }
+
+
 def memory_probe() -> dict[str, Any]:
     """In a fresh process: load the models and the echo canceller once, run one scenario, read peak RSS."""
     models = load_speech_models()
@@ -585,6 +696,7 @@ def benchmark(work: Path) -> dict[str, Any]:
         )
     v2v = voice_to_voice(realtime_runs, {run.name: run for run in scenario_runs}, manifest)
     v2v_local = voice_to_voice_local_models(models, work, manifest, started)
+    v2v_parts = voice_to_voice_parts(models, work, started)
 
     result: dict[str, Any] = {
         "barge_in_reaction": {
@@ -602,6 +714,7 @@ def benchmark(work: Path) -> dict[str, Any]:
         "spoken_prefix": prefix,
         "voice_to_voice": v2v,
         "voice_to_voice_local_models": v2v_local,
+        "voice_to_voice_parts": v2v_parts,
         "memory": memory,
         "bars": BARS,
     }
@@ -619,9 +732,20 @@ def main() -> int:
         "--keep", type=Path, help="write every run's outputs here (a new folder) and keep them"
     )
     parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--voice-to-voice", action="store_true", help="only the voice-to-voice parts")
+    parser.add_argument("--against", type=Path, help="with --voice-to-voice: another tree to run first")
     args = parser.parse_args()
     if args.memory_probe:
         print(json.dumps(memory_probe()))
+        return 0
+    if args.voice_to_voice:
+        before = None
+        if args.against is not None:
+            before = run_against(args.against, __file__, without_against(sys.argv[1:]))
+        with tempfile.TemporaryDirectory(prefix="voice-to-voice-") as folder:
+            after = voice_to_voice_only(Path(folder))
+        result = after if before is None else side_by_side(before, after, str(args.against))
+        print(json.dumps(result, indent=2))
         return 0
     if args.keep is not None:
         args.keep.mkdir(parents=True)
