@@ -64,6 +64,9 @@ class CueVad:
     def end_utterance(self) -> None:
         """No end-of-turn model runs here: every turn ends at the cue's SpeechEnded."""
 
+    voiced_until = 0
+    long_silence = 600 * ENGINE_RATE // 1000
+
 
 class NamedTranscriber:
     """Hears whatever the benchmark says the user said last."""

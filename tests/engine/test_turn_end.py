@@ -26,8 +26,17 @@ from voice.audio.vad import (
 )
 from voice.audio.wav import read_wav
 from voice.conversation.items import UserText
-from voice.engine.actions import DropTranscription, JudgeTurnEnd, SendRequest, Transcribe
-from voice.engine.engine import Engine, Phase
+from voice.engine.actions import (
+    DropTranscription,
+    EngineAction,
+    JudgeTurnEnd,
+    PausePlayback,
+    Play,
+    ResumePlayback,
+    SendRequest,
+    Transcribe,
+)
+from voice.engine.engine import HOLD_AFTER_EARLY_END_MS, Engine, Phase
 from voice.engine.events import MicAudio, TranscriptReady, TurnEndJudged
 from voice.events import Failure, StreamEvent
 from voice.runtime import ActionRunner, Work
@@ -53,7 +62,7 @@ def test_a_finished_question_is_answered_at_the_short_pause() -> None:
 
     actions = room.engine.handle(TurnEndJudged(1, COMPLETE))
 
-    assert [type(a) for a in actions] == [SendRequest]
+    assert [type(a) for a in actions] == [SendRequest, PausePlayback]  # held until the pause is long
     assert room.engine.phase is Phase.THINKING
     assert room.vad.utterances_ended == 1  # what the user says next is a new utterance
     assert room.engine.speech[0].end == BLOCK
@@ -178,3 +187,44 @@ def test_speech_over_a_reply_waits_for_the_long_silence() -> None:
     actions = room.tick(SpeechPaused(room.clock, utterance))
 
     assert not any(isinstance(action, JudgeTurnEnd) for action in actions)
+
+
+def ended_early_and_answered(room: Room) -> list[EngineAction]:
+    """The turn ends at the short pause and the reply's first words are synthesized: what that asks for."""
+    paused(room)
+    room.engine.handle(TranscriptReady(1, QUESTION))
+    room.engine.handle(TurnEndJudged(1, COMPLETE))
+    return room.synthesize(room.stream(1, REPLY))
+
+
+def test_a_reply_after_an_early_end_plays_only_once_the_pause_is_long() -> None:
+    room = Room()
+    queued = ended_early_and_answered(room)
+    assert any(isinstance(action, Play) for action in queued)
+    assert not room.engine.assistant_audible()
+
+    waited: list[EngineAction] = []
+    while not any(isinstance(action, ResumePlayback) for action in waited):
+        waited = room.tick()
+        assert room.clock - BLOCK <= HOLD_AFTER_EARLY_END_MS * ENGINE_RATE // 1000 + BLOCK
+
+    assert room.clock - BLOCK >= HOLD_AFTER_EARLY_END_MS * ENGINE_RATE // 1000
+    assert room.engine.assistant_audible()
+    assert room.engine.phase is Phase.SPEAKING
+
+
+def test_the_user_going_on_within_the_hold_cuts_the_reply_unheard_and_is_answered_whole() -> None:
+    room = Room()
+    ended_early_and_answered(room)
+    room.tick()
+    rest = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
+    assert room.tick(SpeechStarted(room.clock)) == []  # nothing plays yet: nothing to pause
+    room.tick(SpeechEnded(room.clock, rest))
+
+    actions = room.engine.handle(TranscriptReady(2, "in Paris on Friday?"))
+
+    assert not room.engine.turns[0].spoken  # the user heard none of the first reply
+    request = next(action for action in actions if isinstance(action, SendRequest)).request
+    said = " ".join(item.text for item in request.items if hasattr(item, "text"))
+    assert QUESTION in said
+    assert "in Paris on Friday?" in said

@@ -152,6 +152,17 @@ class VoiceActivityDetector:
         self._utterance: list[_Frame] = []
         self._last_voiced_end = 0
         self._offered = -1  # voiced end of the utterance last offered by SpeechPaused
+        self._voiced_until = 0  # end of the last frame voiced under the quiet settings
+
+    @property
+    def voiced_until(self) -> int:
+        """End of the last frame voiced under the quiet settings, in or out of an utterance."""
+        return self._voiced_until
+
+    @property
+    def long_silence(self) -> int:
+        """The quiet settings' end silence in samples."""
+        return self._settings[0].end_silence_ms * self.rate // 1000
 
     @property
     def in_speech(self) -> bool:
@@ -206,6 +217,8 @@ class VoiceActivityDetector:
             )
             frame = _Frame(self._next_sample, samples, voiced)
             self._next_sample += self._frame_len
+            if voiced[0]:
+                self._voiced_until = self._next_sample
             self._history.append(frame)
             event = self._step(frame, 1 if assistant_speaking else 0)
             if event is not None:

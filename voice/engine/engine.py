@@ -83,6 +83,10 @@ FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
+# A reply to a turn ended at a short pause plays only after this much silence (or the VAD's long silence):
+# the end-of-turn model cannot tell "What's the weather" from a whole question, so a user who goes on
+# within a 0.4-0.5 s pause cuts the prepared reply before a word of it is heard.
+HOLD_AFTER_EARLY_END_MS = 500
 __all__ = ["TOOL_WAIT_LIMIT_S", "Engine", "Phase", "Vad"]
 
 
@@ -97,6 +101,14 @@ class Vad(Protocol):
     """Voice activity detection with stricter settings while the assistant is audible."""
 
     def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]: ...
+
+    @property
+    def voiced_until(self) -> int:
+        """End of the last frame voiced under the quiet settings, in or out of an utterance."""
+
+    @property
+    def long_silence(self) -> int:
+        """The quiet settings' end silence in samples: how long a pause ends an utterance."""
 
     def end_utterance(self) -> None:
         """The turn was judged over at the last pause: voiced audio after it starts a new utterance."""
@@ -114,6 +126,7 @@ class _Turn:
     chunks_done: int = 0
     llm_done: bool = False
     paused: bool = False
+    held_from: int | None = None  # an early end's voiced end: playback waits for the silence after it
     tools: ToolRun = field(default_factory=ToolRun)
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
     input_end: int | None = None  # where the spoken input this turn answers ended
@@ -149,6 +162,7 @@ class Engine:
         self._phase = Phase.LISTENING
         self._outbox: list[StreamEvent] = []
         self._input_end: int | None = None  # end of the utterance being taken as input
+        self._ended_early: int | None = None  # voiced end of an utterance ended at a short pause
         self._turn: _Turn | None = None
         self.utterances = Utterances()
         self._echo = EchoJudge(rate)
@@ -224,7 +238,7 @@ class Engine:
         actions: list[EngineAction] = []
         for vad_event in self._vad.process(block, self.assistant_audible()):
             actions += self._dispatch(vad_event)
-        return actions + self._abandon_overdue_tools()
+        return actions + self._release_hold() + self._abandon_overdue_tools()
 
     def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
         """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
@@ -259,7 +273,24 @@ class Engine:
         if finished is None or self.phase is not Phase.USER_SPEAKING:
             return []
         self._vad.end_utterance()
-        return self._dispatch(SpeechEnded(*finished))
+        self._ended_early = finished[0]
+        actions = self._dispatch(SpeechEnded(*finished))
+        self._ended_early = None
+        return actions
+
+    def _release_hold(self) -> list[EngineAction]:
+        """A reply held after an early end plays once the user stayed silent long enough."""
+        turn = self._turn
+        if turn is None or turn.held_from is None or self.phase is Phase.USER_SPEAKING:
+            return []
+        silent = self._clock - max(self._vad.voiced_until, turn.held_from)
+        hold = HOLD_AFTER_EARLY_END_MS * self.rate // 1000
+        if silent < hold and self._clock - turn.held_from < self._vad.long_silence:
+            return []
+        turn.held_from = None
+        turn.paused = False
+        self._settle_phase()
+        return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
         record, actions = self.utterances.ended(event.sample, event.utterance)
@@ -381,11 +412,12 @@ class Engine:
     def _start_turn(self, request: Request) -> list[EngineAction]:
         turn = _Turn(request, TurnRecord(request.turn), self.conversation.reply, input_end=self._input_end)
         self._input_end = None
+        turn.held_from = self._ended_early
         self.turns.append(turn.record)
         self._turn = turn
         self._emit(ResponseCreated(turn.number, self._now()))
         actions: list[EngineAction] = [SendRequest(request)]
-        if self.phase is Phase.USER_SPEAKING:  # the user is talking again: hold the reply until we know
+        if self.phase is Phase.USER_SPEAKING or turn.held_from is not None:  # hold the reply until we know
             turn.paused = True
             actions.append(PausePlayback(turn.number))
         else:
@@ -399,6 +431,9 @@ class Engine:
             turn.record.barge_in = None
         if self.phase is Phase.USER_SPEAKING:
             return []  # more speech is under way; its transcript decides
+        if turn.held_from is not None:  # nothing was heard yet: the hold still decides when it plays
+            self._settle_phase()
+            return []
         if turn.paused:
             self._emit(ResponseResumed(turn.number, self._now()))
         turn.paused = False
