@@ -14,6 +14,12 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
 - ``end_of_speech_to_decision_ms``: from the end of the user's last word to the request (the end of the
   turn), median before and after over the runs that were not cut, and the median saving per run.
   Virtual time: whisper's own cost is not in it (it runs while the silence is waited out).
+- ``heard_into_pause``: the same runs through the whole room in virtual time, with a scripted LLM whose
+  reply is there at once (the worst case: ASR and the model cost no time there, so a wrong early end
+  plays as soon as it can): runs where reply audio started before the user's last word (``count``), and
+  ``requests`` sent in all. A turn ended at a mid-sentence pause whose reply had not played yet is cut
+  by the rest of the sentence and merged with it into one question, so the user hears no answer into
+  the pause; that is why this can be lower than ``answered_into_pause``.
 - ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
   fixtures, to see why a turn did or did not end early.
 
@@ -27,6 +33,7 @@ import itertools
 import json
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +45,16 @@ from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
-from voice.audio.wav import read_wav
+from voice.audio.wav import read_wav, write_wav
+from voice.components import SpeechModels
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, UserText
 from voice.engine.engine import Engine
 from voice.engine.events import MicAudio
 from voice.runtime import ActionRunner, Work
+from voice.sim.run import run_scenario
+from voice.sim.scenario import load_scenario
+from voice.tts.piper_voice import PiperSynthesizer
 from voice.tts.port import Synthesis
 from voice.turn_end.smart_turn import SmartTurn
 
@@ -212,6 +223,46 @@ def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudg
     }
 
 
+REPLY = "Here is what I found for you, in a few short words."
+
+
+def room_run(case: Case, models: SpeechModels, folder: Path) -> dict[str, Any]:
+    """``case`` said into the virtual room, answered at once by a scripted LLM; the run's report."""
+    wav = folder / "user.wav"
+    write_wav(wav, AudioBlock(case.signal, ENGINE_RATE))
+    scenario = {
+        "version": 1,
+        "llm": {"replies": [REPLY, REPLY, REPLY], "first_delta_ms": 0, "delta_ms": 0},
+        "user": [{"wav": str(wav), "at_s": 0.0}],
+        "end_s": round(len(case.signal) / ENGINE_RATE + 5.0, 2),
+    }
+    path = folder / "scenario.json"
+    path.write_text(json.dumps(scenario), encoding="utf-8")
+    out = folder / "out"
+    report: dict[str, Any] = run_scenario(load_scenario(path), out, models=models)
+    return report
+
+
+def heard_into_pause(
+    cases: list[Case], transcriber: WhisperTranscriber, synthesizer: Any, judge: TimedJudge
+) -> dict[str, Any]:
+    """Runs whose reply audio started before the user's last word, with the model and without."""
+    found: dict[str, Any] = {}
+    for label, end_of_turn in (("before", None), ("after", judge)):
+        models = SpeechModels(transcriber, synthesizer, end_of_turn)
+        heard, requests = [], 0
+        for case in cases:
+            print(f"room {label}: {case.name}", file=sys.stderr)
+            with tempfile.TemporaryDirectory() as folder:
+                report = room_run(case, models, Path(folder))
+            requests += len(report["turns"])
+            starts = [t["audio_start_s"] for t in report["turns"] if t["audio_start_s"] is not None]
+            if starts and min(starts) < case.speech_end / ENGINE_RATE:
+                heard.append(f"{case.name}: heard {report['turns'][0]['spoken']!r}")
+        found[label] = {"count": len(heard), "requests": requests, "runs": heard}
+    return found
+
+
 def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartTurn) -> list[dict[str, Any]]:
     """Smart Turn and whisper at every 200 ms pause the VAD offers in each recorded fixture."""
     from voice.audio.vad import SpeechPaused
@@ -245,11 +296,17 @@ def main() -> None:
     model = SmartTurn()
     judge = TimedJudge(model)
     recorded = recorded_cases(speech)
+    paused = paused_cases(speech, transcriber, args.pause_s)
+    synthesizer = PiperSynthesizer()
     result = {
         "recorded_fixtures": compare(recorded, transcriber, judge),
-        f"with_a_{args.pause_s}_s_pause_between_two_words": compare(
-            paused_cases(speech, transcriber, args.pause_s), transcriber, judge
-        ),
+        f"with_a_{args.pause_s}_s_pause_between_two_words": compare(paused, transcriber, judge),
+        "heard_into_pause": {
+            "recorded_fixtures": heard_into_pause(recorded, transcriber, synthesizer, judge),
+            f"with_a_{args.pause_s}_s_pause_between_two_words": heard_into_pause(
+                paused, transcriber, synthesizer, judge
+            ),
+        },
         "cost_ms": {
             "n": len(judge.costs_ms),
             "median": round(statistics.median(judge.costs_ms), 1),
