@@ -71,7 +71,7 @@ class VadSettings:
 DEFAULT_QUIET = VadSettings()
 # While the assistant speaks: more confidence, more voiced audio and more level before cutting it off.
 DEFAULT_BARGE_IN = VadSettings(
-    aggressiveness=3, start_voiced_ms=140, start_window_ms=220, min_level_dbfs=-45.0
+    aggressiveness=3, start_voiced_ms=160, start_window_ms=240, min_level_dbfs=-45.0
 )
 
 
