@@ -12,9 +12,10 @@ the VAD waits before offering it), ``turn_end_decision_ms`` (from that offer to 
 the model's judgement and the early transcript, or the rest of the long silence), ``asr_after_turn_end_ms``
 (from the end of the turn to the request: whisper still running), ``llm_first_token_ms`` (request to the
 first text), ``first_clause_ms`` (first text to the first chunk sent to piper), ``tts_first_audio_ms``
-(piper on the first chunk) and ``playback_start_ms`` (piper done to the first sample played). They add
-up to ``ms``. ``model_ms`` and ``asr_ms`` are the calls' own durations (the judgement and whisper run
-side by side, on their own workers).
+(piper on the first chunk), ``held_ms`` (a reply to a turn ended at a short pause waits for 500 ms of
+silence: from piper done to the switch to ``speaking``) and ``playback_start_ms`` (from there to the first
+sample played). They add up to ``ms``. ``model_ms`` and ``asr_ms`` are the calls' own durations (the
+judgement and whisper run side by side, on their own workers).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ PARTS = (
     "llm_first_token_ms",
     "first_clause_ms",
     "tts_first_audio_ms",
+    "held_ms",
     "playback_start_ms",
 )
 
@@ -176,6 +178,8 @@ def turn_parts(
         return None
     first_token = tokens[0][1]
     tts_start, tts_end = tts[0]
+    speaking = [e["t"] for e in events if e.get("state") == "speaking" and e["t"] >= request]
+    ready = max(tts_end, speaking[0]) if speaking else tts_end
     asr = [e - s for s, e in timers.spans.get("asr", []) if user_end - 0.05 <= room(s) <= turn_end + 0.05]
     judge = [
         e - s for s, e in timers.spans.get("turn_end", []) if user_end - 0.05 <= room(s) <= turn_end + 0.05
@@ -188,7 +192,8 @@ def turn_parts(
         "llm_first_token_ms": round((first_token - request) * ms, 1),
         "first_clause_ms": round((tts_start - first_token) * ms, 1),
         "tts_first_audio_ms": round((tts_end - tts_start) * ms, 1),
-        "playback_start_ms": round((audio_start - tts_end) * ms, 1),
+        "held_ms": round((ready - tts_end) * ms, 1),
+        "playback_start_ms": round((audio_start - ready) * ms, 1),
         "asr_ms": round(asr[-1] * ms, 1) if asr else 0.0,
         "model_ms": round(judge[-1] * ms, 1) if judge else 0.0,
     }
