@@ -72,6 +72,7 @@ class EchoPath:
         self.canceller = canceller
         self.reference = reference
         self._asr_signal = AsrSignal() if canceller is not None else None
+        self._realignments = reference.realignments
 
     def played(self, block: AudioBlock) -> None:
         self.reference.played(block)
@@ -86,8 +87,12 @@ class EchoPath:
         if self.canceller is None or self._asr_signal is None:
             return block
         reference = self.reference.for_mic(block)
-        self._asr_signal.add(block, reference)
-        return self.canceller.process(block, reference)
+        realigned, self._realignments = (
+            self.reference.realignments != self._realignments,
+            self.reference.realignments,
+        )
+        self._asr_signal.add(block, reference, realigned)
+        return self._asr_signal.for_vad(self.canceller.process(block, reference))
 
 
 class Duplex:
