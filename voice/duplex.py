@@ -62,7 +62,8 @@ class AudioOutput(Protocol):
 
 
 class EchoPath:
-    """The speaker's echo taken out of the mic, and what ASR hears instead (voice/audio/asr_signal.py).
+    """The speaker's echo taken out of the mic, and what ASR hears instead (voice/audio/asr_signal.py);
+    the engine gets AEC3's output with the user put back where AEC3 muted double talk.
 
     ``played`` takes every block handed to the output (on the output's thread); without a canceller
     the mic goes to the engine as it is.

@@ -8,9 +8,13 @@ Sunnade." even from the user's voice alone). :class:`AsrSignal` keeps the mic ru
 canceller (Speex's MDF: it subtracts the echo and suppresses nothing) by clock sample, and
 :class:`TranscribingAsrSignal` hands ASR that signal for each utterance the VAD cut; when the
 speaker was audible at its start, from where the user's voice began in it, up to
-``DOUBLE_TALK_REACH_MS`` earlier (not from a fixed point: whisper turns residual echo into words). The
-VAD and the echo judgement still hear AEC3's output, so the barge-in reaction does not change; ASR
+``DOUBLE_TALK_REACH_MS`` earlier (not from a fixed point: whisper turns residual echo into words). ASR
 hears one continuous signal, never a switch from one canceller's output to another's mid-word.
+
+The VAD and the echo judgement need no echo, so they hear AEC3's output; but where the speaker may be
+heard, :meth:`AsrSignal.for_vad` puts the linear output in its place in the frames where a residual-echo
+gate finds the user there (AEC3 muted all but ~0.25 s of a cut-in over a loud reply, which was then
+judged a scrap of echo, and its onset came late).
 """
 
 from __future__ import annotations
