@@ -46,6 +46,7 @@ GATE_HISTORY_MS = 2000  # the canceller's echo loss is the median over this much
 GATE_MIN_MS = 500  # and needs this much of it since the echo path last moved, else the gate stays shut
 GATE_ABOVE_DB = 12.0  # a frame the canceller kept this much more of than it keeps of echo holds the user
 GATE_HEARD_DBFS = -55.0  # quieter mic frames tell nothing about the echo loss
+GATE_MOST_KEPT_DB = 1.0  # a linear output louder than the mic is a diverged filter adding echo, not the user
 
 
 class AsrSignal:
@@ -74,6 +75,7 @@ class AsrSignal:
         )  # per frame: the gate let the linear output through
         self._echo_loss: deque[float] = deque(maxlen=GATE_HISTORY_MS // FRAME_MS)  # kept/heard, dB
         self._gate_min = GATE_MIN_MS // FRAME_MS
+        self._last_energy = (0.0, 0.0)  # the last frame's linear output and mic energy
         self._lock = threading.Lock()
 
     def add(self, mic: AudioBlock, reference: AudioBlock, realigned: bool = False) -> None:
@@ -108,8 +110,12 @@ class AsrSignal:
         frames = len(words) // self._frame
         kept = np.square(words.reshape(frames, self._frame), dtype=np.float64).sum(axis=1)
         heard = np.square(raw.reshape(frames, self._frame), dtype=np.float64).sum(axis=1)
-        loss = 10.0 * np.log10((kept + 1e-12) / (heard + 1e-12))
-        loud = heard > self._frame * 10 ** (GATE_HEARD_DBFS / 10)
+        # each 10 ms frame measured with the one before it: 20 ms, as the VAD hears (10 ms alone is too noisy)
+        kept_20 = kept + np.concatenate(([self._last_energy[0]], kept[:-1]))
+        heard_20 = heard + np.concatenate(([self._last_energy[1]], heard[:-1]))
+        self._last_energy = (float(kept[-1]), float(heard[-1]))
+        loss = 10.0 * np.log10((kept_20 + 1e-12) / (heard_20 + 1e-12))
+        loud = heard_20 > 2 * self._frame * 10 ** (GATE_HEARD_DBFS / 10)
         user = np.zeros(frames, dtype=bool)
         for index in range(frames):
             if not self._was_audible_frame(first + index):
@@ -117,7 +123,8 @@ class AsrSignal:
             if loud[index]:
                 self._echo_loss.append(float(loss[index]))
             if len(self._echo_loss) >= self._gate_min:
-                user[index] = loss[index] > float(np.median(self._echo_loss)) + GATE_ABOVE_DB
+                above = loss[index] > float(np.median(self._echo_loss)) + GATE_ABOVE_DB
+                user[index] = above and loss[index] <= GATE_MOST_KEPT_DB
         return user
 
     def _was_audible_frame(self, frame: int) -> bool:
