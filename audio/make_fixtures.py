@@ -10,11 +10,10 @@ piper speaks them.
 from __future__ import annotations
 
 import functools
-import io
 import json
 import math
 import subprocess
-import wave
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +21,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import soxr
 
 from voice.audio.block import ENGINE_RATE
+from voice.audio.resample import resample
+from voice.audio.wav import read_wav, write_pcm16
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import bundled_voice_path
 
@@ -63,12 +63,16 @@ class Espeak:
         return f"-s {self.wpm}"
 
     def speak(self, text: str) -> Samples:
-        wav = subprocess.run(
-            ["espeak-ng", "-v", self.voice, "-s", str(self.wpm), "--stdout", text],
-            check=True,
-            capture_output=True,
-        ).stdout
-        return read_wav_bytes(wav)
+        # A file, not --stdout: espeak-ng leaves a streamed WAV's sizes unset, which read_wav rejects.
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "speech.wav"
+            subprocess.run(
+                ["espeak-ng", "-v", self.voice, "-s", str(self.wpm), "-w", str(path), text],
+                check=True,
+                capture_output=True,
+            )
+            block = read_wav(path, rate=None)
+        return to_engine_rate(block.samples.astype(np.float64), block.rate)
 
 
 @dataclass(frozen=True)
@@ -107,26 +111,15 @@ def piper_sentences(text: str, length_scale: float) -> Iterator[Samples]:
     voice = piper_voice()
     config = SynthesisConfig(length_scale=length_scale, noise_scale=0.0, noise_w_scale=0.0)
     for chunk in voice.synthesize(text, config):
-        yield resample(chunk.audio_float_array.astype(np.float64), chunk.sample_rate)
+        yield to_engine_rate(chunk.audio_float_array.astype(np.float64), chunk.sample_rate)
 
 
 def piper_speak(text: str, length_scale: float) -> Samples:
     return np.concatenate(list(piper_sentences(text, length_scale)))
 
 
-def read_wav_bytes(data: bytes) -> Samples:
-    with wave.open(io.BytesIO(data)) as wav:
-        rate = wav.getframerate()
-        frames = wav.readframes(wav.getnframes())
-    # espeak-ng --stdout leaves the RIFF sizes unset, so the frame count above may be wrong: take the bytes.
-    samples = np.frombuffer(frames, dtype="<i2").astype(np.float64) / 32768.0
-    return resample(samples, rate)
-
-
-def resample(samples: Samples, rate: int) -> Samples:
-    if rate == RATE:
-        return samples
-    return np.asarray(soxr.resample(samples, rate, RATE, quality="VHQ"), dtype=np.float64)
+def to_engine_rate(samples: Samples, rate: int) -> Samples:
+    return resample(samples, rate, RATE, quality="VHQ")
 
 
 # -- levels and measurement -------------------------------------------------------------------------
@@ -189,12 +182,7 @@ def pauses(samples: Samples) -> list[Span]:
 
 
 def write_wav(path: Path, samples: Samples) -> None:
-    pcm = np.clip(np.round(samples * 32767), -32768, 32767).astype("<i2")
-    with wave.open(str(path), "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(RATE)
-        wav.writeframes(pcm.tobytes())
+    write_pcm16(path, samples, RATE, full_scale=32767.0)
 
 
 # -- the fixtures -----------------------------------------------------------------------------------

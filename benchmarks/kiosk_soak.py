@@ -5,10 +5,14 @@ the embedded SmolLM2 server, connects one websockets client and sends ``--turns`
 about half of them a ``response.cancel`` cuts the reply after a random number of heard words. Each turn
 ends at ``response.done`` or ``response.interrupted`` (or an ``error`` that ends it).
 
-Reported: the kiosk's resident memory (and the model server's) after the first turns and at the end;
-dropped events (a turn without its transcript, created or end event, a heard count that skips a word,
-a stop whose interruption kept a different prefix than the last shown); every ``error`` event by code;
-every traceback or unexpected line the kiosk printed; the time per turn.
+Reported: the kiosk's resident memory (and the model server's) after the first turns, every 20 turns
+and at the end; dropped events (a turn without its transcript, created or end event, a caption whose
+text does not extend the last one shown, a stop whose interruption kept a different prefix than the
+last shown); self-interruptions (a reply interrupted though the client never stopped it: on the device
+loop, its own echo); caption steps of more than one word (one ``response.heard`` may pass several word
+ends when the audio thread was held up) with the largest; every ``error`` event by code; every
+traceback or unexpected line the kiosk printed, and ALSA's underrun notices counted apart; the time per
+turn and the machine's load average.
 
 Usage: python benchmarks/kiosk_soak.py [--turns 200] [--audio none|device] [--seed 1]
        (about 5-10 s per turn on 2 cores)
@@ -42,6 +46,7 @@ QUESTIONS = (
     "What do cats eat?", "Tell me a short story about a boat.", "Why is the sky blue?",
 )  # fmt: skip
 TURN_LIMIT_S = 180.0
+UNDERRUN = re.compile(r"^ALSA lib .*underrun occurred")
 EXPECTED = re.compile(r"^(kiosk: |voice kiosk: (audio devices open|closing a client)|loading whisper)")
 
 
@@ -72,6 +77,8 @@ class Soak:
         self.random = random.Random(seed)
         self.errors: Counter[str] = Counter()
         self.dropped: list[str] = []
+        self.self_interruptions: list[str] = []
+        self.caption_steps: list[int] = []
         self.turn_s: list[float] = []
         self.ended: Counter[str] = Counter()
 
@@ -95,14 +102,18 @@ class Soak:
             kind = event["type"]
             seen.add(kind)
             if kind == "response.heard":
-                if event["words"] != words + 1:
-                    self.dropped.append(f"turn {number}: heard {event['words']} words after {words}")
+                if event["words"] <= words or not event["text"].startswith(shown):
+                    self.dropped.append(f"turn {number}: caption {event['text']!r} after {shown!r}")
+                elif event["words"] > words + 1:
+                    self.caption_steps.append(event["words"] - words)
                 shown, words = event["text"], event["words"]
                 if stop_after is not None and words >= stop_after and not stopped:
                     stopped = True
                     await self.ws.send(json.dumps({"type": "response.cancel"}))
             elif kind == "response.interrupted":
-                if stopped and event["heard"] != shown:
+                if not stopped:
+                    self.self_interruptions.append(f"turn {number}: after {event['heard']!r}")
+                elif event["heard"] != shown:
                     self.dropped.append(f"turn {number}: kept {event['heard']!r}, last shown {shown!r}")
                 self.ended["interrupted"] += 1
                 break
@@ -131,24 +142,34 @@ async def soak(url: str, turns: int, seed: int, kiosk_pid: int) -> dict[str, Any
         snapshot = json.loads(await ws.recv())
         run = Soak(ws, seed)
         rss_early: dict[str, int | None] = {}
+        rss_every_20: list[dict[str, int | None]] = []
         for number in range(1, turns + 1):
             await run.turn(number)
             if number == min(10, turns):  # caches and the model warmed up
                 rss_early = {"kiosk": rss_kb(kiosk_pid), "llm": _llm_rss(kiosk_pid)}
+            if number % 20 == 0:
+                rss_every_20.append({"turn": number, "kiosk": rss_kb(kiosk_pid), "llm": _llm_rss(kiosk_pid)})
         rss_end = {"kiosk": rss_kb(kiosk_pid), "llm": _llm_rss(kiosk_pid)}
     return {
         "session": snapshot["session"],
         "turns": turns,
         "ended": dict(run.ended),
         "dropped_events": run.dropped,
+        "self_interruptions": run.self_interruptions,
+        "caption_steps_over_one_word": {
+            "count": len(run.caption_steps),
+            "largest": max(run.caption_steps, default=0),
+        },
         "errors_by_code": dict(run.errors),
         "rss_kb_after_warm_up": rss_early,
         "rss_kb_at_end": rss_end,
+        "rss_kb_every_20_turns": rss_every_20,
         "kiosk_rss_growth_kb": (rss_end["kiosk"] or 0) - (rss_early.get("kiosk") or 0),
         "turn_s": {
             "median": round(sorted(run.turn_s)[len(run.turn_s) // 2], 2),
             "max": round(max(run.turn_s), 2),
         },
+        "load_average_1_5_15": [round(load, 2) for load in os.getloadavg()],
     }
 
 
@@ -214,7 +235,9 @@ def main() -> None:
             kiosk.stdout.close()
         exceptions += [line for line in lines if "Traceback" in line or "Error" in line]
         report["exceptions"] = exceptions
-        report["unexpected_output"] = [line for line in lines if not EXPECTED.match(line)][:50]
+        unexpected = [line for line in lines if not EXPECTED.match(line) and not UNDERRUN.search(line)]
+        report["unexpected_output"] = unexpected[:50]
+        report["alsa_underrun_notices"] = sum(1 for line in lines if UNDERRUN.search(line))
     print(json.dumps(report, indent=2))
 
 

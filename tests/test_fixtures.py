@@ -8,6 +8,10 @@ simulation contract of design §4 so ``voice simulate`` can run it.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 import wave
 from pathlib import Path
 from typing import Any
@@ -211,3 +215,33 @@ def test_cut_in_speech_starts_while_the_reply_plays(path: Path) -> None:
         if "during_reply" in entry and "wav" in entry:
             onset_s = entry["after_ms"] / 1000 + fixture_for(path, entry["wav"])["start_s"]
             assert onset_s < reply_audio_s[entry["during_reply"] - 1] - 0.5
+
+
+def test_the_fixture_maker_regenerates_what_is_committed(tmp_path: Path) -> None:
+    """``audio/make_fixtures.py`` run in a scratch folder rebuilds the committed audio and scenarios.
+
+    espeak-ng's fixtures, the manifest and the scenarios come out byte for byte. Piper's differ in the
+    last bit or two of a few samples from one ONNX Runtime CPU kernel to another, so those are compared
+    sample by sample.
+    """
+    scratch = tmp_path / "audio"
+    scratch.mkdir()
+    shutil.copy(AUDIO / "make_fixtures.py", scratch)
+    repo = AUDIO.parent
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    subprocess.run([sys.executable, str(scratch / "make_fixtures.py")], check=True, env=env, timeout=600)
+    made = sorted(p.relative_to(scratch) for p in scratch.rglob("*") if p.is_file() and p.suffix != ".py")
+    # Every WAV comes from the maker; a few scenarios (late echo, drift) are written by hand.
+    assert {p for p in made if p.suffix == ".wav"} == {p.relative_to(AUDIO) for p in AUDIO.glob("*.wav")}
+    piper = {f"{fixture['file']}" for fixture in FIXTURES if fixture["voice"].startswith("piper")}
+    assert piper, "some fixtures are spoken by piper"
+    for name in made:
+        new, old = (scratch / name).read_bytes(), (AUDIO / name).read_bytes()
+        if str(name) in piper:
+            new_pcm, old_pcm = read_pcm(scratch / name), read_pcm(AUDIO / name)
+            assert len(new_pcm) == len(old_pcm), name
+            difference = np.abs(new_pcm.astype(np.int32) - old_pcm.astype(np.int32))
+            assert difference.max() <= 4, name
+            assert np.mean(difference > 0) < 0.05, name
+        else:
+            assert new == old, f"{name} changed"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeVar
+
 import numpy as np
+import numpy.typing as npt
 import soxr
 
 from voice.audio.block import Samples
@@ -14,15 +17,24 @@ def _check_rates(from_rate: int, to_rate: int) -> None:
         raise AudioError(f"cannot resample from {from_rate} Hz to {to_rate} Hz: rates must be positive")
 
 
-def resample(samples: Samples, from_rate: int, to_rate: int) -> Samples:
-    """Convert a whole mono or (frames, channels) float32 signal from one rate to another."""
+Quality = Literal["HQ", "VHQ"]
+Float = TypeVar("Float", np.float32, np.float64)
+
+
+def resample(
+    samples: npt.NDArray[Float], from_rate: int, to_rate: int, *, quality: Quality = "HQ"
+) -> npt.NDArray[Float]:
+    """Convert a whole mono or (frames, channels) signal from one rate to another, in its own precision.
+
+    The engine resamples float32 at "HQ"; the fixture maker has always worked in float64 at "VHQ", and
+    keeps doing so to make the same bytes.
+    """
     _check_rates(from_rate, to_rate)
     if from_rate == to_rate:
         return samples
-    converted = soxr.resample(
-        np.ascontiguousarray(samples, dtype=np.float32), from_rate, to_rate, quality="HQ"
-    )
-    return np.asarray(converted, dtype=np.float32)
+    dtype = np.float64 if samples.dtype == np.float64 else np.float32
+    converted = soxr.resample(np.ascontiguousarray(samples, dtype=dtype), from_rate, to_rate, quality=quality)
+    return np.asarray(converted, dtype=dtype)
 
 
 class StreamResampler:

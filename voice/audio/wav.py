@@ -11,8 +11,10 @@ import struct
 import wave
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.resample import resample
@@ -54,13 +56,23 @@ def write_wav(path: StrPath, block: AudioBlock) -> None:
     """Write a mono block as 16-bit PCM at its own rate; samples beyond [-1, 1] are clipped, NaN becomes 0."""
     if block.channels != 1:
         raise AudioError(f"{path}: write_wav writes mono audio, got {block.channels} channels")
-    clean = np.nan_to_num(block.samples.astype(np.float64), nan=0.0, posinf=1.0, neginf=-1.0)
-    pcm = np.clip(np.round(clean * 32768.0), -32768, 32767).astype("<i2")
+    write_pcm16(path, block.samples, block.rate)
+
+
+def write_pcm16(
+    path: StrPath, samples: npt.NDArray[np.floating[Any]], rate: int, *, full_scale: float = 32768.0
+) -> None:
+    """Write mono samples of any float precision as 16-bit PCM, 1.0 scaled to ``full_scale``.
+
+    The fixture maker writes its float64 speech at a full scale of 32767, as the fixtures always were.
+    """
+    clean = np.nan_to_num(samples.astype(np.float64), nan=0.0, posinf=1.0, neginf=-1.0)
+    pcm = np.clip(np.round(clean * full_scale), -32768, 32767).astype("<i2")
     try:
         with open(path, "wb") as file, wave.open(file, "wb") as out:
             out.setnchannels(1)
             out.setsampwidth(2)
-            out.setframerate(block.rate)
+            out.setframerate(rate)
             out.writeframes(pcm.tobytes())
     except OSError as exc:
         raise AudioError(f"{path}: cannot write: {exc.strerror or exc}") from exc

@@ -94,7 +94,7 @@ class KioskAssistant:
     def type_text(self, text: str, input_id: str | None) -> None:
         self._talk.runner.feed(TextInput(text, input_id))
 
-    def cancel(self) -> None:
+    def cancel_reply(self) -> None:
         self._talk.runner.feed(CancelReply())
 
     def mute(self, muted: bool) -> None:

@@ -115,7 +115,7 @@ class SessionKeeper:
                 self._show()
                 assistant.type_text(text, input_id)
             case CancelReply():
-                assistant.cancel()
+                assistant.cancel_reply()
             case MuteMicrophone(muted=muted):
                 self._muted = muted
                 assistant.mute(muted)
