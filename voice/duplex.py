@@ -62,7 +62,8 @@ class AudioOutput(Protocol):
 
 
 class EchoPath:
-    """The speaker's echo taken out of the mic, and what ASR hears instead (voice/audio/asr_signal.py).
+    """The speaker's echo taken out of the mic, and what ASR hears instead (voice/audio/asr_signal.py);
+    the engine gets AEC3's output with the user put back where AEC3 muted double talk.
 
     ``played`` takes every block handed to the output (on the output's thread); without a canceller
     the mic goes to the engine as it is.
@@ -72,6 +73,7 @@ class EchoPath:
         self.canceller = canceller
         self.reference = reference
         self._asr_signal = AsrSignal() if canceller is not None else None
+        self._realignments = reference.realignments
 
     def played(self, block: AudioBlock) -> None:
         self.reference.played(block)
@@ -86,8 +88,12 @@ class EchoPath:
         if self.canceller is None or self._asr_signal is None:
             return block
         reference = self.reference.for_mic(block)
-        self._asr_signal.add(block, reference)
-        return self.canceller.process(block, reference)
+        realigned, self._realignments = (
+            self.reference.realignments != self._realignments,
+            self.reference.realignments,
+        )
+        self._asr_signal.add(block, reference, realigned)
+        return self._asr_signal.for_vad(self.canceller.process(block, reference))
 
 
 class Duplex:

@@ -214,3 +214,57 @@ def test_a_user_cutting_in_over_echo_as_loud_as_the_user_is_understood_word_for_
     (first, second) = report["turns"]
     assert first["interrupted"]
     assert second["request"][-1] == {"role": "user", "text": "Sorry, I meant on Sunday."}
+
+
+def echo_with_user(user_from_s: float, realigned_at_s: float | None = None) -> AsrSignal:
+    """4 s of the speaker's sound coming back 60 ms late at full level; from ``user_from_s`` a user
+    6 dB below it talks over it. ``realigned_at_s``: the reference was moved against the mic then."""
+    rng = np.random.default_rng(5)
+    frames = 4 * ENGINE_RATE
+    speaker = rng.standard_normal(frames).astype(np.float32) * 0.1
+    user = rng.standard_normal(frames).astype(np.float32) * 0.05
+    user[: round(user_from_s * ENGINE_RATE)] = 0.0
+    delay = 60 * ENGINE_RATE // 1000
+    mic = np.concatenate((np.zeros(delay, np.float32), speaker[:-delay])) + user
+    realign_block = None if realigned_at_s is None else round(realigned_at_s * ENGINE_RATE) // BLOCK * BLOCK
+    signal = AsrSignal()
+    for start in range(0, frames, BLOCK):
+        signal.add(
+            AudioBlock(mic[start : start + BLOCK], ENGINE_RATE, start),
+            AudioBlock(speaker[start : start + BLOCK], ENGINE_RATE, start),
+            realigned=start == realign_block,
+        )
+    return signal
+
+
+def vad_hears(signal: AsrSignal, from_s: float, to_s: float) -> float:
+    """The share of 10 ms frames in [from_s, to_s) where the VAD hears sound, AEC3 having muted it all."""
+    start, end = round(from_s * ENGINE_RATE), round(to_s * ENGINE_RATE)
+    muted = AudioBlock(np.zeros(end - start, np.float32), ENGINE_RATE, start)
+    frames = signal.for_vad(muted).samples.reshape(-1, ENGINE_RATE // 100)
+    return float(np.mean(np.any(frames != 0.0, axis=1)))
+
+
+def test_the_vad_hears_no_residual_echo_from_the_linear_canceller() -> None:
+    signal = echo_with_user(user_from_s=99.0)
+
+    assert vad_hears(signal, 1.0, 4.0) < 0.02
+
+
+def test_the_vad_hears_a_user_over_the_echo_that_aec3_muted() -> None:
+    signal = echo_with_user(user_from_s=3.0)
+
+    # the first half second: barge-in pauses the reply well within it (longer double talk raises the
+    # median loss the gate compares with, and the gate shuts again: AEC3's output, as before)
+    assert vad_hears(signal, 3.0, 3.5) > 0.95
+    assert vad_hears(signal, 2.0, 3.0) < 0.02
+
+
+def test_the_vad_hears_no_linear_output_while_the_canceller_has_not_learned_the_room() -> None:
+    from_start = echo_with_user(user_from_s=0.0)
+    user_as_it_moved = echo_with_user(user_from_s=2.0, realigned_at_s=2.0)
+    user_after_it_moved = echo_with_user(user_from_s=3.0, realigned_at_s=2.0)
+
+    assert vad_hears(from_start, 0.0, 1.0) == 0.0
+    assert vad_hears(user_as_it_moved, 2.0, 3.0) == 0.0  # no echo-only sound to measure the loss on
+    assert vad_hears(user_after_it_moved, 3.0, 3.5) > 0.95  # the loss measured again, the user is heard

@@ -8,9 +8,13 @@ Sunnade." even from the user's voice alone). :class:`AsrSignal` keeps the mic ru
 canceller (Speex's MDF: it subtracts the echo and suppresses nothing) by clock sample, and
 :class:`TranscribingAsrSignal` hands ASR that signal for each utterance the VAD cut; when the
 speaker was audible at its start, from where the user's voice began in it, up to
-``DOUBLE_TALK_REACH_MS`` earlier (not from a fixed point: whisper turns residual echo into words). The
-VAD and the echo judgement still hear AEC3's output, so the barge-in reaction does not change; ASR
+``DOUBLE_TALK_REACH_MS`` earlier (not from a fixed point: whisper turns residual echo into words). ASR
 hears one continuous signal, never a switch from one canceller's output to another's mid-word.
+
+The VAD and the echo judgement need no echo, so they hear AEC3's output; but where the speaker may be
+heard, :meth:`AsrSignal.for_vad` puts the linear output in its place in the frames where a residual-echo
+gate finds the user there (AEC3 muted all but ~0.25 s of a cut-in over a loud reply, which was then
+judged a scrap of echo, and its onset came late).
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ USER_LEVEL_DBFS = -55.0  # and is louder than this
 ONSET_GAP_MS = 200  # a pause in the user's voice longer than this ends the search back for its start
 ONSET_MARGIN_MS = 100  # start this much before the first frame found: the soft start of a word
 SPANS_KEPT = 8  # the latest utterances transcribed: a reach back stops at the end of the one before
+GATE_HISTORY_MS = 2000  # the canceller's echo loss is the median over this much of the speaker's sound
+GATE_MIN_MS = 500  # and needs this much of it since the echo path last moved, else the gate stays shut
+GATE_ABOVE_DB = 12.0  # a frame the canceller kept this much more of than it keeps of echo holds the user
+GATE_HEARD_DBFS = -55.0  # quieter mic frames tell nothing about the echo loss
+GATE_MOST_KEPT_DB = 1.0  # a linear output louder than the mic is a diverged filter adding echo, not the user
 
 
 class AsrSignal:
@@ -61,14 +70,23 @@ class AsrSignal:
         self._first: int | None = None  # the first sample ever added
         self._end: int | None = None
         self._spans: deque[tuple[int, int]] = deque(maxlen=SPANS_KEPT)  # (start, end) transcribed
+        self._user = np.zeros(
+            len(self._audible), dtype=bool
+        )  # per frame: the gate let the linear output through
+        self._echo_loss: deque[float] = deque(maxlen=GATE_HISTORY_MS // FRAME_MS)  # kept/heard, dB
+        self._gate_min = GATE_MIN_MS // FRAME_MS
+        self._last_energy = (0.0, 0.0)  # the last frame's linear output and mic energy
         self._lock = threading.Lock()
 
-    def add(self, mic: AudioBlock, reference: AudioBlock) -> None:
-        """The raw ``mic`` block and the reference the echo canceller got for it (whole 10 ms frames)."""
+    def add(self, mic: AudioBlock, reference: AudioBlock, realigned: bool = False) -> None:
+        """The raw ``mic`` block and the reference the echo canceller got for it (whole 10 ms frames);
+        ``realigned`` if that reference was just moved against the mic (the canceller must learn again)."""
         moves = self._delay.moves
         aligned = self._delay.align(mic, reference)
         if self._delay.moves != moves:
             self._canceller.reset()  # what it learned belongs to the old lag
+        if realigned or self._delay.moves != moves:
+            self._echo_loss.clear()  # the loss measured before belongs to the old echo path
         words = self._canceller.process(mic, aligned).samples
         loud = np.sqrt(np.mean(np.square(reference.samples.reshape(-1, self._frame)), axis=1)) > AUDIBLE
         with self._lock:
@@ -78,6 +96,64 @@ class AsrSignal:
             _write(self._audible, mic.start // self._frame, loud)
             self._end = mic.end
             self._first = mic.start if self._first is None else self._first
+            user = self._gate(mic.start // self._frame, words, mic.samples)
+            _write(self._user, mic.start // self._frame, user)
+
+    def _gate(self, first: int, words: Samples, raw: Samples) -> np.ndarray:
+        """Per 10 ms frame from ``first``: does the linear output hold the user, not residual echo?
+
+        Where the speaker may be heard, a frame holds the user when the canceller kept GATE_ABOVE_DB
+        more of the mic than it keeps of the echo (the median over the speaker's recent sound: echo
+        loses 10-30 dB to a converged filter, a user talking over it far less). A filter still learning
+        keeps most of the echo, so its median is high and the gate stays shut. (lock held)
+        """
+        frames = len(words) // self._frame
+        kept = np.square(words.reshape(frames, self._frame), dtype=np.float64).sum(axis=1)
+        heard = np.square(raw.reshape(frames, self._frame), dtype=np.float64).sum(axis=1)
+        # each 10 ms frame measured with the one before it: 20 ms, as the VAD hears (10 ms alone is too noisy)
+        kept_20 = kept + np.concatenate(([self._last_energy[0]], kept[:-1]))
+        heard_20 = heard + np.concatenate(([self._last_energy[1]], heard[:-1]))
+        self._last_energy = (float(kept[-1]), float(heard[-1]))
+        loss = 10.0 * np.log10((kept_20 + 1e-12) / (heard_20 + 1e-12))
+        loud = heard_20 > 2 * self._frame * 10 ** (GATE_HEARD_DBFS / 10)
+        user = np.zeros(frames, dtype=bool)
+        for index in range(frames):
+            if not self._was_audible_frame(first + index):
+                continue
+            if loud[index]:
+                self._echo_loss.append(float(loss[index]))
+            if len(self._echo_loss) >= self._gate_min:
+                above = loss[index] > float(np.median(self._echo_loss)) + GATE_ABOVE_DB
+                user[index] = above and loss[index] <= GATE_MOST_KEPT_DB
+        return user
+
+    def _was_audible_frame(self, frame: int) -> bool:
+        """Could the speaker be heard in 10 ms frame ``frame``? (lock held)"""
+        return bool(
+            np.any(np.take(self._audible, np.arange(max(0, frame - self._tail), frame + 1), mode="wrap"))
+        )
+
+    def for_vad(self, cleaned: AudioBlock) -> AudioBlock:
+        """What the VAD and the echo judgement hear over ``cleaned`` (AEC3's output): AEC3 where the speaker
+        may be heard, except where the gate found the user in the linear output, which then replaces it.
+
+        AEC3 mutes double talk, so over a loud reply the VAD heard a fraction of the user who cut in (late,
+        and too short to be taken for more than a scrap of echo); the linear output keeps the user whole,
+        and the gate keeps its residual echo out. Away from the speaker AEC3's output is used as it is.
+        """
+        if cleaned.frames == 0:
+            return cleaned
+        with self._lock:
+            if self._end is None or cleaned.end > self._end or cleaned.start < self._end - len(self._words):
+                return cleaned
+            first, last = cleaned.start // self._frame, -(-cleaned.end // self._frame)
+            user = np.take(self._user, np.arange(first, last), mode="wrap")
+            if not np.any(user):
+                return cleaned
+            positions = np.arange(cleaned.start, cleaned.end)
+            take = np.repeat(user, self._frame)[positions - first * self._frame]
+            samples = np.where(take, np.take(self._words, positions, mode="wrap"), cleaned.samples)
+        return AudioBlock(samples.astype(np.float32), cleaned.rate, cleaned.start)
 
     def words_for(self, utterance: AudioBlock) -> AudioBlock:
         """The linear canceller's output over ``utterance``; if the speaker was audible as it began,
