@@ -238,8 +238,8 @@ SPEECH = [
         gap_s=PARIS_PAUSE_S,
         note=(
             f"The speaker pauses for about {PARIS_PAUSE_S} s after 'What's the weather', longer than the "
-            "200 ms pause at which the end of the turn is judged: it is ONE question and must not be answered "
-            "into the pause."
+            "200 ms pause at which the end of the turn is judged: it is ONE question and must not be "
+            "answered into the pause."
         ),
     ),
     Speech("hello-there", ("Hello there.",), Piper(0.9), 0.35, 0.3),
