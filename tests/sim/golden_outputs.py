@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+# The same OpenBLAS kernels as under pytest (tests/conftest.py), or the recording differs from the runs.
+os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
