@@ -74,7 +74,9 @@ class NamedTranscriber:
     def __init__(self) -> None:
         self.text = ""
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         return Transcript(self.text)
 
 

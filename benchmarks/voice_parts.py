@@ -81,10 +81,10 @@ class TimedTranscriber:
     def __init__(self, inner: Transcriber, timers: Timers) -> None:
         self._inner, self._timers = inner, timers
 
-    def transcribe(self, audio: AudioBlock, word_timings: bool = False) -> Any:
+    def transcribe(self, audio: AudioBlock, word_timings: bool = False, over_echo: bool = False) -> Any:
         started = time.monotonic()
         try:
-            return self._inner.transcribe(audio, word_timings=word_timings)
+            return self._inner.transcribe(audio, word_timings=word_timings, over_echo=over_echo)
         finally:
             self._timers.note("asr", started)
 

@@ -43,7 +43,9 @@ BLOCK = 320
 
 
 class OneAnswerTranscriber:
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         return Transcript("What will the weather be like tomorrow?")
 
 
@@ -104,7 +106,9 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
 
 
 class BrokenTranscriber:
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         raise RuntimeError("CTranslate2 ran out of memory")
 
 
@@ -194,7 +198,9 @@ class GatedTranscriber:
         self.release = threading.Event()
         self.lengths: list[int] = []
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         self.lengths.append(audio.frames)
         self.release.wait(timeout=30)
         return Transcript("")

@@ -33,7 +33,9 @@ class Heard:
         self.audio: list[AudioBlock] = []
         self._words = words
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         self.audio.append(audio)
         return Transcript("Sorry, I meant on Sunday.", self._words)
 

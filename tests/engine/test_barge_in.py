@@ -46,7 +46,9 @@ class SaysWhatItIsTold:
     def __init__(self) -> None:
         self.texts: list[str] = []
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         return Transcript(self.texts.pop(0))
 
 

@@ -69,7 +69,9 @@ class Saying:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         return Transcript(self.text)
 
 

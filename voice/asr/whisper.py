@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from voice.asr.port import TimedWord, Transcript
+from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.errors import AudioError, ConfigError, ModelError
 from voice.models import bundled_file
@@ -28,6 +29,7 @@ class WhisperSettings:
     ``model`` is a CTranslate2 model directory, or a size name ("base.en") already in the local
     Hugging Face cache (nothing is ever downloaded); None means the bundled tiny.en. ``language`` None lets
     a multilingual model detect it. ``cpu_threads`` 0 leaves the choice to CTranslate2.
+    ``short_window`` False always pads to whisper's 30 s window (to compare the two).
     """
 
     model: str | None = None
@@ -35,6 +37,7 @@ class WhisperSettings:
     language: str | None = "en"
     beam_size: int = 1
     cpu_threads: int = 0
+    short_window: bool = True  # decode short utterances on a cut encoder window (short_window.py)
 
 
 def bundled_model_dir() -> Path:
@@ -72,10 +75,20 @@ class WhisperTranscriber:
                 else "no such model directory, nor a model name in the local cache"
             )
             raise ModelError(f"cannot load whisper model {model}: {reason}") from exc
+        self._short = (
+            ShortWindowDecoder(self._model, self._settings.language, self._settings.beam_size)
+            if self._settings.short_window
+            else None
+        )
         self.transcribe(AudioBlock(np.zeros(int(_WARM_UP_S * ENGINE_RATE), dtype=np.float32), ENGINE_RATE))
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
-        """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample."""
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
+        """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
+
+        Over echo the full window is decoded: the cut one misheard more users cutting in over a reply.
+        """
         if audio.rate != ENGINE_RATE or audio.channels != 1:
             raise AudioError(
                 f"whisper needs mono {ENGINE_RATE} Hz audio, got {audio.channels} channels at {audio.rate} Hz"
@@ -83,6 +96,10 @@ class WhisperTranscriber:
         if audio.frames == 0:
             return Transcript("")
         try:
+            if self._short is not None and not word_timings and not over_echo:
+                text = self._short.decode(audio.samples)
+                if text is not None:
+                    return Transcript(text)
             segments, _info = self._model.transcribe(
                 np.asarray(audio.samples, dtype=np.float32),
                 language=self._settings.language,

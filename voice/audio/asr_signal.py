@@ -187,6 +187,13 @@ class AsrSignal:
         frames = np.arange(first, max(first, -(-end // self._frame)))
         return bool(np.any(np.take(self._audible, frames, mode="wrap")))
 
+    def speaker_audible_over(self, audio: AudioBlock) -> bool:
+        """Could the speaker's sound be in ``audio`` (a cut-in over the reply, or its echo tail)?"""
+        with self._lock:
+            if self._end is None:
+                return False
+            return self._was_audible(audio.start, audio.end)
+
     def only_echo(self, utterance: AudioBlock) -> bool:
         """Is the raw mic over ``utterance`` nothing but the speaker's sound coming back (echo AEC3 let
         through while it adapted), so like the reference that no one else can be speaking?"""
@@ -263,11 +270,14 @@ class TranscribingAsrSignal:
         self._inner = inner
         self._signal = signal
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
         if self._signal.only_echo(audio):
             return Transcript("")  # no words of the user's: whisper would only guess at the echo
         words = self._signal.words_for(audio)
-        heard = self._inner.transcribe(words, word_timings=word_timings)
+        over_echo = over_echo or self._signal.speaker_audible_over(words)
+        heard = self._inner.transcribe(words, word_timings=word_timings, over_echo=over_echo)
         earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
         if not earlier or not heard.words:
             return heard

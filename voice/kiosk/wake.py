@@ -61,8 +61,10 @@ class WakeGate:
         self._phrase = phrase
         self._sleep = sleep
 
-    def transcribe(self, audio: AudioBlock, *, word_timings: bool = False) -> Transcript:
-        transcript = self._inner.transcribe(audio, word_timings=word_timings)
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
+        transcript = self._inner.transcribe(audio, word_timings=word_timings, over_echo=over_echo)
         if not self._sleep.asleep:
             return transcript
         rest = after_phrase(transcript.text, self._phrase)

@@ -1,0 +1,49 @@
+"""Short utterances are decoded on a cut encoder window; long ones and loops fall back to the full one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.asr.test_whisper import words_wrong
+from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, window_frames
+from voice.asr.whisper import WhisperSettings, WhisperTranscriber
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.tts.piper_voice import PiperSynthesizer
+
+
+def test_a_short_question_is_decoded_on_a_ten_second_window() -> None:
+    assert window_frames(250) == 1000  # 2.5 s of speech
+
+
+def test_the_window_grows_so_speech_never_fills_more_than_a_third() -> None:
+    window = window_frames(600)
+
+    assert window is not None
+    assert window >= 600 / 0.3
+
+
+def test_a_long_utterance_keeps_whispers_full_window() -> None:
+    assert window_frames(1200) is None
+    assert window_frames(FULL_WINDOW_FRAMES) is None
+
+
+def test_a_looping_decode_is_told_from_a_sentence() -> None:
+    assert repeats_itself("Stop! " * 40)
+    assert not repeats_itself("Tell me a short story about a fox.")
+    assert not repeats_itself("")
+
+
+@pytest.mark.models
+def test_the_cut_window_hears_what_the_full_window_hears(synthesizer: PiperSynthesizer) -> None:
+    full = WhisperTranscriber(WhisperSettings(short_window=False))
+    short = WhisperTranscriber(WhisperSettings(short_window=True))
+    lead = np.zeros(ENGINE_RATE * 3 // 10, dtype=np.float32)  # the VAD's pre-roll and tail, as in a turn
+    for said in ("Could you remind me to call my sister at six?", "Turn the kitchen lights off, please."):
+        speech = synthesizer.synthesize(said).audio
+        audio = AudioBlock(np.concatenate((lead, speech.samples, lead)), ENGINE_RATE)
+
+        heard = short.transcribe(audio).text
+
+        assert words_wrong(said, heard) <= words_wrong(said, full.transcribe(audio).text), heard
+        assert words_wrong(said, heard) <= 1, heard
