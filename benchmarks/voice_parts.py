@@ -84,7 +84,9 @@ class TimedTranscriber:
     def transcribe(self, audio: AudioBlock, word_timings: bool = False, over_echo: bool = False) -> Any:
         started = time.monotonic()
         try:
-            return self._inner.transcribe(audio, word_timings=word_timings, over_echo=over_echo)
+            # a tree older than over_echo (--against) is never asked it
+            hint = {"over_echo": True} if over_echo else {}
+            return self._inner.transcribe(audio, word_timings=word_timings, **hint)
         finally:
             self._timers.note("asr", started)
 
