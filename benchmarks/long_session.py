@@ -66,6 +66,7 @@ class CueVad:
 
     voiced_until = 0
     long_silence = 600 * ENGINE_RATE // 1000
+    start_window = 200 * ENGINE_RATE // 1000
 
 
 class NamedTranscriber:

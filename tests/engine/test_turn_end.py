@@ -213,6 +213,40 @@ def test_a_reply_after_an_early_end_plays_only_once_the_pause_is_long() -> None:
     assert room.engine.phase is Phase.SPEAKING
 
 
+def test_a_user_going_on_at_the_end_of_the_hold_is_not_answered_before_the_vad_calls_it_speech() -> None:
+    """Resuming 480 ms into the pause, the user's voice becomes speech only some 200 ms later (the
+    VAD's start window): the reply waits for that, past the long silence since the early end."""
+    room = Room()
+    ended_early_and_answered(room)
+    voiced_end = BLOCK  # where paused() put the early end
+    room.vad.voiced_until = voiced_end + 480 * ENGINE_RATE // 1000
+    speech_from = voiced_end + 660 * ENGINE_RATE // 1000
+
+    waited: list[EngineAction] = []
+    while room.clock < speech_from:
+        waited += room.tick()
+    waited += room.tick(SpeechStarted(room.clock))
+
+    assert room.clock - voiced_end > room.vad.long_silence
+    assert not any(isinstance(action, ResumePlayback) for action in waited)
+    assert not room.engine.assistant_audible()
+
+
+def test_voiced_noise_in_the_hold_delays_the_reply_only_by_the_vads_start_window() -> None:
+    room = Room()
+    ended_early_and_answered(room)
+    voiced_end = BLOCK
+    latest = voiced_end + (HOLD_AFTER_EARLY_END_MS + 200) * ENGINE_RATE // 1000 + BLOCK
+
+    waited: list[EngineAction] = []
+    while not any(isinstance(action, ResumePlayback) for action in waited):
+        room.vad.voiced_until = room.clock  # a hum the VAD keeps calling voiced, never speech
+        waited = room.tick()
+        assert room.clock <= latest
+
+    assert room.engine.assistant_audible()
+
+
 def test_the_user_going_on_within_the_hold_cuts_the_reply_unheard_and_is_answered_whole() -> None:
     room = Room()
     ended_early_and_answered(room)

@@ -165,6 +165,11 @@ class VoiceActivityDetector:
         return self._settings[0].end_silence_ms * self.rate // 1000
 
     @property
+    def start_window(self) -> int:
+        """The quiet settings' start window in samples: voiced frames become speech within it, or never."""
+        return self._settings[0].start_window_ms * self.rate // 1000
+
+    @property
     def in_speech(self) -> bool:
         """True between a SpeechStarted and its SpeechEnded."""
         return self._active is not None

@@ -83,10 +83,11 @@ FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
-# A reply to a turn ended at a short pause plays only after this much silence (or the VAD's long silence):
-# the end-of-turn model cannot tell "What's the weather" from a whole question, so a user who goes on
-# within a 0.4-0.5 s pause cuts the prepared reply before a word of it is heard.
-HOLD_AFTER_EARLY_END_MS = 500
+# A reply to a turn ended at a short pause plays only after this much silence: the end-of-turn model
+# cannot tell "What's the weather" from a whole question, so a user who goes on after a pause of up to
+# 0.5 s cuts the prepared reply before a sound of it is heard. 500 ms plus one VAD frame (20 ms): a
+# voice resuming at 500 ms is known only at the end of its first frame; at 500 the reply won that race.
+HOLD_AFTER_EARLY_END_MS = 520
 __all__ = ["TOOL_WAIT_LIMIT_S", "Engine", "Phase", "Vad"]
 
 
@@ -109,6 +110,10 @@ class Vad(Protocol):
     @property
     def long_silence(self) -> int:
         """The quiet settings' end silence in samples: how long a pause ends an utterance."""
+
+    @property
+    def start_window(self) -> int:
+        """The quiet settings' start window in samples: voiced frames become speech within it, or never."""
 
     def end_utterance(self) -> None:
         """The turn was judged over at the last pause: voiced audio after it starts a new utterance."""
@@ -285,7 +290,10 @@ class Engine:
             return []
         silent = self._clock - max(self._vad.voiced_until, turn.held_from)
         hold = HOLD_AFTER_EARLY_END_MS * self.rate // 1000
-        if silent < hold and self._clock - turn.held_from < self._vad.long_silence:
+        # Voiced frames in the hold that never become speech (noise) delay the reply only so long: a user
+        # who went on within the hold is declared speaking by then, and the reply never plays into them.
+        noise_only = self._clock - turn.held_from >= hold + self._vad.start_window
+        if silent < hold and not noise_only:
             return []
         turn.held_from = None
         turn.paused = False
