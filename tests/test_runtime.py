@@ -20,6 +20,7 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,
     DEFAULT_QUIET,
+    SpeechEnded,
     SpeechPaused,
     SpeechStarted,
     VadEvent,
@@ -228,3 +229,46 @@ def test_an_early_transcription_the_user_talked_past_never_runs_if_still_queued(
 
     assert [event.utterance for event in answered] == [1, 3]  # type: ignore[union-attr]
     assert transcriber.lengths == [BLOCK, 3 * BLOCK]  # the second offer was dropped before it ran
+
+
+class CarefulnessNotingTranscriber:
+    """Notes, call by call, whether the runner asked for the careful path (speech over a reply)."""
+
+    def __init__(self) -> None:
+        self.over_echo: list[bool] = []
+
+    def transcribe(
+        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+    ) -> Transcript:
+        self.over_echo.append(over_echo)
+        return Transcript("What will the weather be like tomorrow?" if len(self.over_echo) == 1 else "")
+
+
+def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quiet_quickly() -> None:
+    vad = ScriptedVad()
+    transcriber = CarefulnessNotingTranscriber()
+    runner = ActionRunner(
+        Engine(vad),
+        transcriber,
+        EvenSynthesizer(),
+        RecordingThinker(),
+        Work(threaded=False),
+        PlaybackBuffer(ENGINE_RATE),
+    )
+    clock = 0
+
+    def tick(*events: VadEvent) -> None:
+        nonlocal clock
+        vad.next_events = list(events)
+        runner.feed(MicAudio(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)))
+        clock += BLOCK
+
+    def utterance() -> AudioBlock:
+        return AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)
+
+    tick(SpeechStarted(clock))
+    tick(SpeechEnded(clock, utterance()))  # the question: a turn starts
+    tick(SpeechStarted(clock))
+    tick(SpeechEnded(clock, utterance()))  # said while that turn is in flight
+
+    assert transcriber.over_echo == [False, True]

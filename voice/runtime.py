@@ -302,12 +302,12 @@ class ActionRunner:
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
-            case Transcribe(utterance=utterance, audio=audio):
+            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply):
                 with self._asr_lock:
                     self._asr_queued.add(utterance)
                 self._work.run(
                     "asr",
-                    lambda: self._transcribe(utterance, audio),
+                    lambda: self._transcribe(utterance, audio, over_reply),
                     lambda exc: [TranscriptFailed(utterance, describe(exc))],
                 )
             case DropTranscription(utterance=utterance):
@@ -349,14 +349,14 @@ class ActionRunner:
                     "tts", lambda: self._speak_notice(text), lambda exc: [PartFailed("tts", describe(exc))]
                 )
 
-    def _transcribe(self, utterance: int, audio: AudioBlock) -> list[EngineEvent]:
+    def _transcribe(self, utterance: int, audio: AudioBlock, over_reply: bool) -> list[EngineEvent]:
         """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run."""
         with self._asr_lock:
             self._asr_queued.discard(utterance)
             if utterance in self._asr_dropped:
                 self._asr_dropped.discard(utterance)
                 return []
-        return [TranscriptReady(utterance, self._transcriber.transcribe(audio).text)]
+        return [TranscriptReady(utterance, self._transcriber.transcribe(audio, over_echo=over_reply).text)]
 
     def _speak_notice(self, text: str) -> list[EngineEvent]:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""

@@ -175,8 +175,9 @@ def test_a_broken_model_is_reported_and_silence_ends_the_turn() -> None:
     assert "model file unreadable" in failure.message
 
 
-def test_speech_over_a_reply_waits_for_the_long_silence() -> None:
-    """A cut-in ("Thanks, ... that's all") is not judged at its first pause: the reply is paused already."""
+def test_speech_over_a_reply_waits_for_the_long_silence_and_is_transcribed_with_care() -> None:
+    """A cut-in ("Thanks, ... that's all") is not judged at its first pause: the reply is paused already.
+    The assistant's voice may be in it, so ASR takes its careful path (it has the long silence to run)."""
     room = Room()
     ask(room)
     room.synthesize(room.stream(1, REPLY))
@@ -187,6 +188,16 @@ def test_speech_over_a_reply_waits_for_the_long_silence() -> None:
     actions = room.tick(SpeechPaused(room.clock, utterance))
 
     assert not any(isinstance(action, JudgeTurnEnd) for action in actions)
+    assert Transcribe(2, utterance, over_reply=True) in actions
+
+
+def test_a_question_in_the_quiet_is_transcribed_on_the_quick_path() -> None:
+    room = Room()
+    utterance = paused(room)  # asserts Transcribe(1, utterance): over_reply False
+
+    ended = room.tick(SpeechEnded(3 * BLOCK, utterance))
+
+    assert ended == [DropTranscription(1), Transcribe(2, utterance)]
 
 
 def ended_early_and_answered(room: Room) -> list[EngineAction]:

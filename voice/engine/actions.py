@@ -13,10 +13,15 @@ from voice.conversation.ledger import SampleSpan
 
 @dataclass(frozen=True)
 class Transcribe:
-    """Run ASR on one utterance; answer with TranscriptReady in utterance order."""
+    """Run ASR on one utterance; answer with TranscriptReady in utterance order.
+
+    ``over_reply``: said while a turn was in flight, so the assistant's voice may be in it (ASR's most
+    careful path; it has the long silence to finish in, as the turn is not judged early).
+    """
 
     utterance: int
     audio: AudioBlock
+    over_reply: bool = False
 
 
 @dataclass(frozen=True)

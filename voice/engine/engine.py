@@ -263,7 +263,7 @@ class Engine:
         Speech over a turn in flight is left to the long silence: the reply is already paused for it,
         and a cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request.
         """
-        return self.utterances.paused(event.sample, event.utterance, judge=self._turn is None)
+        return self.utterances.paused(event.sample, event.utterance, over_reply=self._turn is not None)
 
     def _on_speech_resumed(self, event: SpeechResumed) -> list[EngineAction]:
         return self.utterances.resumed()
@@ -301,7 +301,7 @@ class Engine:
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
-        record, actions = self.utterances.ended(event.sample, event.utterance)
+        record, actions = self.utterances.ended(event.sample, event.utterance, self._turn is not None)
         self._emit(stream.SpeechStopped(self._now(event.sample)))
         self.speech.append(record)
         return actions

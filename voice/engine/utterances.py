@@ -50,14 +50,14 @@ class Utterances:
     def started(self, sample: int) -> None:
         self.open = SpeechRecord(sample, sample)
 
-    def paused(self, sample: int, audio: AudioBlock, judge: bool) -> list[EngineAction]:
-        """The user may have finished: transcribe now (and, with ``judge``, ask whether the turn is over),
-        while endpointing still waits to be sure."""
+    def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
+        """The user may have finished: transcribe now (and, unless ``over_reply``, ask whether the turn
+        is over), while endpointing still waits to be sure."""
         stale = self._drop_speculation()
         self._asked += 1
         self._speculation = _Offer(self._asked, sample, audio)
-        judging: list[EngineAction] = [JudgeTurnEnd(self._asked, audio)] if judge else []
-        return [*stale, Transcribe(self._asked, audio), *judging]
+        judging: list[EngineAction] = [] if over_reply else [JudgeTurnEnd(self._asked, audio)]
+        return [*stale, Transcribe(self._asked, audio, over_reply), *judging]
 
     def resumed(self) -> list[EngineAction]:
         """The user went on after the pause: its offer and any judgement of it no longer count."""
@@ -82,7 +82,9 @@ class Utterances:
             return None
         return offer.voiced_end, offer.audio
 
-    def ended(self, sample: int, audio: AudioBlock) -> tuple[SpeechRecord, list[EngineAction]]:
+    def ended(
+        self, sample: int, audio: AudioBlock, over_reply: bool
+    ) -> tuple[SpeechRecord, list[EngineAction]]:
         """The utterance ended at ``sample``: its record, and the transcription to ask if none was offered."""
         record = self.open
         if record is None:  # the table admits SpeechEnded only while the user speaks
@@ -99,7 +101,7 @@ class Utterances:
         stale = self._drop_speculation()
         self._asked += 1
         self._record_of[self._asked] = record
-        return record, [*stale, Transcribe(self._asked, audio)]
+        return record, [*stale, Transcribe(self._asked, audio, over_reply)]
 
     def take_confirmed(self) -> Transcript | None:
         """The early transcript the last ``ended`` confirmed, once."""
