@@ -17,21 +17,18 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from word_error import wer
 
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.resample import resample
 from voice.audio.wav import read_wav
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from word_error import wer
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 OTHER_VOICES = ("en-gb+f3", "en-us+f2", "en+m7")

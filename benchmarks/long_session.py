@@ -65,7 +65,6 @@ class CueVad:
         """No end-of-turn model runs here: every turn ends at the cue's SpeechEnded."""
 
     voiced_until = 0
-    long_silence = 600 * ENGINE_RATE // 1000
     start_window = 200 * ENGINE_RATE // 1000
 
 

@@ -62,7 +62,6 @@ class ScriptedVad:
         self.utterances_ended += 1
 
     voiced_until = 0  # the tests say when speech happens; no frame counts as voiced here
-    long_silence = 600 * ENGINE_RATE // 1000
     start_window = 200 * ENGINE_RATE // 1000
 
 

@@ -47,6 +47,7 @@ class ShortWindowDecoder:
     """
 
     def __init__(self, model: Any, language: str | None, beam_size: int) -> None:
+        import ctranslate2
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
 
@@ -59,20 +60,18 @@ class ShortWindowDecoder:
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppress = list(get_suppressed_tokens(self._tokenizer, (-1,)) or ())
         self._beam_size = beam_size
+        self._hop = int(model.feature_extractor.hop_length)
+        self._storage = ctranslate2.StorageView
 
     def decode(self, samples: Samples) -> str | None:
-        if not self._usable:
-            return None
-        import ctranslate2
-
-        features = self._model.feature_extractor(np.asarray(samples, dtype=np.float32))
-        speech_frames = features.shape[-1] - 1  # the extractor adds one frame of padding
+        speech_frames = len(samples) // self._hop  # known before any features: a long one costs nothing here
         window = window_frames(speech_frames)
-        if window is None:
+        if not self._usable or window is None:
             return None
+        features = self._model.feature_extractor(np.asarray(samples, dtype=np.float32))
         padded = np.zeros((features.shape[0], window), dtype=np.float32)
         padded[:, :speech_frames] = features[:, :speech_frames]
-        encoded = self._model.model.encode(ctranslate2.StorageView.from_array(padded[None]))
+        encoded = self._model.model.encode(self._storage.from_array(padded[None]))
         token_limit = int(TOKENS_PER_S_AT_MOST * speech_frames / 100) + 8
         result = self._model.model.generate(
             encoded,

@@ -160,11 +160,6 @@ class VoiceActivityDetector:
         return self._voiced_until
 
     @property
-    def long_silence(self) -> int:
-        """The quiet settings' end silence in samples."""
-        return self._settings[0].end_silence_ms * self.rate // 1000
-
-    @property
     def start_window(self) -> int:
         """The quiet settings' start window in samples: voiced frames become speech within it, or never."""
         return self._settings[0].start_window_ms * self.rate // 1000

@@ -108,10 +108,6 @@ class Vad(Protocol):
         """End of the last frame voiced under the quiet settings, in or out of an utterance."""
 
     @property
-    def long_silence(self) -> int:
-        """The quiet settings' end silence in samples: how long a pause ends an utterance."""
-
-    @property
     def start_window(self) -> int:
         """The quiet settings' start window in samples: voiced frames become speech within it, or never."""
 
@@ -301,7 +297,8 @@ class Engine:
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
-        record, actions = self.utterances.ended(event.sample, event.utterance, self._turn is not None)
+        over_reply = self._turn is not None
+        record, actions = self.utterances.ended(event.sample, event.utterance, over_reply=over_reply)
         self._emit(stream.SpeechStopped(self._now(event.sample)))
         self.speech.append(record)
         return actions
