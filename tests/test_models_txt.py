@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from voice.asr.whisper import bundled_model_dir
+from voice.audio import speech_probability
 from voice.llm.embedded import bundled_gguf
 from voice.tts.piper_voice import bundled_voice_path
 from voice.turn_end.smart_turn import bundled_model_path
@@ -42,6 +43,7 @@ def test_every_line_has_the_six_fields() -> None:
         ("piper-en_US-joe-medium", bundled_voice_path),
         ("smollm2-135m-instruct-q4_1", bundled_gguf),
         ("smart-turn-v3.2-cpu", bundled_model_path),
+        ("silero-vad-v6", speech_probability.bundled_model_path),
     ],
 )
 def test_bundled_model_matches_its_recorded_sha256(name: str, installed: Callable[[], Path]) -> None:

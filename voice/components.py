@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperTranscriber
+from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
@@ -35,8 +36,9 @@ def load_speech_models() -> SpeechModels:
 
 
 def make_engine(conversation: Conversation | None = None) -> Engine:
-    """An engine listening with the default quiet and barge-in VAD settings."""
-    return Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN), conversation)
+    """An engine listening with the default quiet and barge-in VAD settings and Silero's ear for a voice."""
+    vad = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, speech_model=SileroSpeech())
+    return Engine(vad, conversation)
 
 
 def context_budget(model: SizedChatModel, settings: ChatSettings) -> ContextBudget | None:

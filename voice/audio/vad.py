@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import webrtcvad
@@ -31,6 +32,9 @@ class VadSettings:
     equals the final utterance when no speech follows, both ending ``speculate_ms`` after the last voiced
     frame (or the shorter of pre-roll and end silence).
     Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise).
+    With a speech model, speech also starts once ``quick_voiced_ms`` are voiced within the window while the
+    model has heard speech (``speech_probability`` or more) in every frame of the last ``quick_speech_ms``: a
+    voice needs less webrtcvad evidence than a cough or a knock, which the model does not call speech.
     """
 
     aggressiveness: int = 2
@@ -42,6 +46,9 @@ class VadSettings:
     min_level_dbfs: float = -60.0
     max_utterance_ms: int = 30_000
     speculate_ms: int | None = 200
+    quick_voiced_ms: int | None = None
+    quick_speech_ms: int = 60
+    speech_probability: float = 0.5
 
     def __post_init__(self) -> None:
         if self.aggressiveness not in (0, 1, 2, 3):
@@ -57,6 +64,13 @@ class VadSettings:
             raise ConfigError("VAD end_silence_ms must be positive and pre_roll_ms not negative")
         if self.speculate_ms is not None and self.speculate_ms <= 0:
             raise ConfigError(f"VAD speculate_ms must be positive or None, got {self.speculate_ms}")
+        if self.quick_voiced_ms is not None and not 0 < self.quick_voiced_ms < self.start_voiced_ms:
+            raise ConfigError(
+                f"VAD quick_voiced_ms ({self.quick_voiced_ms}) must lie between 0 and "
+                f"start_voiced_ms ({self.start_voiced_ms})"
+            )
+        if self.quick_speech_ms <= 0 or not 0.0 < self.speech_probability < 1.0:
+            raise ConfigError("VAD quick_speech_ms must be positive and speech_probability within (0, 1)")
         if self.max_utterance_ms <= self.start_window_ms:
             raise ConfigError(
                 f"VAD max_utterance_ms must exceed start_window_ms, got {self.max_utterance_ms}"
@@ -69,10 +83,21 @@ class VadSettings:
 
 # Listening while the assistant is silent: catch the first syllable quickly.
 DEFAULT_QUIET = VadSettings()
-# While the assistant speaks: more confidence, more voiced audio and more level before cutting it off.
+# While the assistant speaks: more confidence, more voiced audio and more level before cutting it off;
+# less voiced audio when the speech model hears a voice in it.
 DEFAULT_BARGE_IN = VadSettings(
-    aggressiveness=3, start_voiced_ms=160, start_window_ms=240, min_level_dbfs=-45.0
+    aggressiveness=3, start_voiced_ms=160, start_window_ms=240, min_level_dbfs=-45.0, quick_voiced_ms=100
 )
+
+
+class SpeechModel(Protocol):
+    """How likely a continuous stream's latest audio is speech (``voice.audio.speech_probability``)."""
+
+    def update(self, samples: Samples) -> float:
+        """Feed the stream's next samples; the probability that its latest audio is speech."""
+        ...
+
+    def reset(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -121,6 +146,7 @@ class _Frame:
     start: int
     samples: Samples
     voiced: tuple[bool, bool]  # under (quiet, barge_in) settings
+    speech: float  # the speech model's probability at the frame's end (0 without a model)
 
 
 class VoiceActivityDetector:
@@ -131,7 +157,13 @@ class VoiceActivityDetector:
     follow each other on the clock; a gap is filled with silence, an overlap is a driver bug.
     """
 
-    def __init__(self, quiet: VadSettings, barge_in: VadSettings, rate: int = ENGINE_RATE) -> None:
+    def __init__(
+        self,
+        quiet: VadSettings,
+        barge_in: VadSettings,
+        rate: int = ENGINE_RATE,
+        speech_model: SpeechModel | None = None,
+    ) -> None:
         if rate not in _VAD_RATES:
             raise ConfigError(f"VAD runs at 8000, 16000, 32000 or 48000 Hz, not {rate}")
         if quiet.frame_ms != barge_in.frame_ms:
@@ -143,6 +175,7 @@ class VoiceActivityDetector:
         self._settings = (quiet, barge_in)
         self._frame_len = rate * quiet.frame_ms // 1000
         self._vads = {s.aggressiveness: webrtcvad.Vad(s.aggressiveness) for s in self._settings}
+        self._speech_model = speech_model
         history = max(s.frames(s.start_window_ms) + s.frames(s.pre_roll_ms) for s in self._settings)
         self._history: deque[_Frame] = deque(maxlen=history + 1)
         self._next_sample: int | None = None
@@ -177,6 +210,8 @@ class VoiceActivityDetector:
         self._listen_from = 0
         self._active = None
         self._utterance = []
+        if self._speech_model is not None:
+            self._speech_model.reset()
 
     def end_utterance(self) -> None:
         """The turn was judged over at the last pause: voiced audio after it starts a new utterance.
@@ -215,7 +250,8 @@ class VoiceActivityDetector:
                 if lost
                 else self._classify(pcm[2 * offset : 2 * (offset + self._frame_len)], levels[index])
             )
-            frame = _Frame(self._next_sample, samples, voiced)
+            speech = 0.0 if self._speech_model is None else self._speech_model.update(samples)
+            frame = _Frame(self._next_sample, samples, voiced, speech)
             self._next_sample += self._frame_len
             if voiced[0]:
                 self._voiced_until = self._next_sample
@@ -269,7 +305,10 @@ class VoiceActivityDetector:
         settings = self._settings[mode]
         window = list(self._history)[-settings.frames(settings.start_window_ms) :]
         voiced = [f for f in window if f.voiced[mode] and f.start >= self._listen_from]
-        if len(voiced) < settings.frames(settings.start_voiced_ms):
+        needed = settings.start_voiced_ms
+        if settings.quick_voiced_ms is not None and self._heard_speech(settings):
+            needed = settings.quick_voiced_ms
+        if len(voiced) < settings.frames(needed):
             return None
         onset = voiced[0].start
         # the pre-roll never reaches back into the previous utterance's audio
@@ -278,6 +317,13 @@ class VoiceActivityDetector:
         self._last_voiced_end = voiced[-1].start + self._frame_len
         self._active = mode
         return SpeechStarted(onset)
+
+    def _heard_speech(self, settings: VadSettings) -> bool:
+        """The speech model called every frame of the last ``quick_speech_ms`` speech."""
+        if self._speech_model is None:
+            return False
+        recent = list(self._history)[-settings.frames(settings.quick_speech_ms) :]
+        return all(f.start >= self._listen_from and f.speech >= settings.speech_probability for f in recent)
 
     def _max_samples(self, settings: VadSettings) -> int:
         return settings.max_utterance_ms * self.rate // 1000
