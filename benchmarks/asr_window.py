@@ -7,6 +7,9 @@ where the window grows). Both transcribers are the real tiny.en and hear the sam
 - ``ms``: transcription time per utterance, median and p95, and the median ratio short/full.
 - ``word_error_rate``: mean WER against the text said, per condition and in all.
 - ``differ``: utterances whose transcripts differ between the two, with both texts.
+- ``broken_off``: the same utterances cut off at 60% of their length, as speech that breaks off mid-sentence
+  (a reply cut by the user, a user trailing off): how many the cut window heard at least two words fewer
+  of than the full window (whisper stopping early), with both texts. No WER: what was said is unknown.
 
 Usage: python benchmarks/asr_window.py [--rounds 2]   (about 2 minutes on 2 cores)
 """
@@ -41,6 +44,7 @@ SENTENCES = (
     "Tell me about the history of the old lighthouse on the northern coast, and why it was closed.",
 )
 SNR_DB = (10.0, 0.0)
+BROKEN_AT = 0.6  # share of an utterance kept when it breaks off
 
 
 def spoken(text: str, voice: str) -> Samples:
@@ -73,6 +77,16 @@ def utterances() -> list[tuple[str, str, Samples]]:
     return found
 
 
+def short_of_full(full: list[str], short: list[str]) -> dict[str, Any]:
+    """How many of the broken-off utterances the cut window heard two or more words fewer of."""
+    fewer = [
+        {"full": f, "short": s}
+        for f, s in zip(full, short, strict=True)
+        if len(s.split()) <= len(f.split()) - 2
+    ]
+    return {"utterances": len(full), "short_two_words_fewer": len(fewer), "cases": fewer}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
@@ -81,6 +95,11 @@ def main() -> None:
     transcribers = {
         "full": WhisperTranscriber(WhisperSettings(short_window=False)),
         "short": WhisperTranscriber(WhisperSettings(short_window=True)),
+    }
+    broken = [samples[: int(BROKEN_AT * len(samples))] for _, _, samples in said]
+    broken_texts = {
+        name: [t.transcribe(AudioBlock(samples, ENGINE_RATE)).text for samples in broken]
+        for name, t in transcribers.items()
     }
     times: dict[str, list[float]] = {name: [] for name in transcribers}
     texts: dict[str, list[str]] = {name: [] for name in transcribers}
@@ -129,6 +148,7 @@ def main() -> None:
             for i, (_, text, _) in enumerate(said)
             if texts["full"][i] != texts["short"][i]
         ],
+        "broken_off": short_of_full(broken_texts["full"], broken_texts["short"]),
     }
     print(json.dumps(result, indent=2))
 

@@ -7,8 +7,8 @@
 - ``echo_robustness``: room-echo-noise and plain-turn again with echo at -6, -10, -14, -20 dB over -30 dB
   pink noise: self-interruptions (a turn cut with no user speech onset inside its audio), false barge-ins
   (pauses that resumed) and the reaction of the real interruptions.
-- ``spoken_prefix``: whisper transcribes speaker.wav over each played turn afresh; a turn passes when
-  its word count is within one word of the report's ``spoken``.
+- ``spoken_prefix``: whisper (its full 30 s window) transcribes speaker.wav over each played turn afresh; a
+  turn passes when its word count is within one word of the report's ``spoken``.
 - ``voice_to_voice``: real-time runs of plain-turn, pause-mid-sentence and interrupt-mid: end of the user's
   speech (cue time plus the WAV's ``end_s``) to the first reply audio, raw and minus the VAD's endpointing
   silence; each turn also says how much of it remains in virtual time (endpointing, the scripted LLM's
@@ -51,6 +51,7 @@ import voice_parts
 from against import run_against, without_against
 
 from voice.asr.port import Transcriber
+from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.vad import DEFAULT_QUIET
@@ -215,7 +216,8 @@ def words(text: str) -> list[str]:
 def spoken_prefix(runs: list[Run], judge: Transcriber) -> dict[str, Any]:
     """How often the report's heard text has the word count of what speaker.wav really played (±1).
 
-    ``judge`` may be the runs' own transcriber: it keeps no state between calls.
+    ``judge`` decodes whisper's full window: on the cut one (no timestamps) whisper often stops early on a
+    reply broken off mid-sentence, and would report fewer words than played.
     """
     checked: list[tuple[bool, bool]] = []  # (interrupted, within one word)
     misses: list[dict[str, Any]] = []
@@ -686,7 +688,7 @@ def benchmark(work: Path) -> dict[str, Any]:
         echo_runs += level_runs
 
     progress("spoken prefix: transcribing what speaker.wav played", started)
-    prefix = spoken_prefix(scenario_runs + echo_runs, models.transcriber)
+    prefix = spoken_prefix(scenario_runs + echo_runs, WhisperTranscriber(WhisperSettings(short_window=False)))
 
     realtime_runs = []
     for name in REALTIME_SCENARIOS:
