@@ -108,3 +108,28 @@ def test_the_quick_start_needs_the_model_to_hear_speech(speak: Speak) -> None:
 def test_the_quick_start_must_need_less_than_the_usual_one(quick: int) -> None:
     with pytest.raises(ConfigError):
         VadSettings(start_voiced_ms=160, start_window_ms=240, quick_voiced_ms=quick)
+
+
+class Counting(Verdict):
+    """Counts the samples it is fed."""
+
+    def __init__(self) -> None:
+        super().__init__(0.9)
+        self.fed = 0
+
+    def update(self, samples: Samples) -> float:
+        self.fed += len(samples)
+        return super().update(samples)
+
+
+def test_the_speech_model_runs_only_while_the_assistant_speaks(speak: Speak) -> None:
+    model = Counting()
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, speech_model=model)
+    signal = in_room(speak("Wait, stop."))
+    half = len(signal) // 2 // 320 * 320
+    for offset in range(0, half, 320):
+        detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), assistant_speaking=False)
+    assert model.fed == 0  # an idle assistant does not pay for it
+    for offset in range(half, len(signal), 320):
+        detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), assistant_speaking=True)
+    assert model.fed == len(signal) - half

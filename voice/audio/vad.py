@@ -176,6 +176,7 @@ class VoiceActivityDetector:
         self._frame_len = rate * quiet.frame_ms // 1000
         self._vads = {s.aggressiveness: webrtcvad.Vad(s.aggressiveness) for s in self._settings}
         self._speech_model = speech_model
+        self._model_heard = False  # the model has been fed since the assistant began speaking
         history = max(s.frames(s.start_window_ms) + s.frames(s.pre_roll_ms) for s in self._settings)
         self._history: deque[_Frame] = deque(maxlen=history + 1)
         self._next_sample: int | None = None
@@ -210,8 +211,7 @@ class VoiceActivityDetector:
         self._listen_from = 0
         self._active = None
         self._utterance = []
-        if self._speech_model is not None:
-            self._speech_model.reset()
+        self._model_heard = False
 
     def end_utterance(self) -> None:
         """The turn was judged over at the last pause: voiced audio after it starts a new utterance.
@@ -250,7 +250,7 @@ class VoiceActivityDetector:
                 if lost
                 else self._classify(pcm[2 * offset : 2 * (offset + self._frame_len)], levels[index])
             )
-            speech = 0.0 if self._speech_model is None else self._speech_model.update(samples)
+            speech = self._speech(samples, assistant_speaking)
             frame = _Frame(self._next_sample, samples, voiced, speech)
             self._next_sample += self._frame_len
             if voiced[0]:
@@ -261,6 +261,17 @@ class VoiceActivityDetector:
                 events.append(event)
         self._pending = audio[whole:].copy()
         return events
+
+    def _speech(self, samples: Samples, assistant_speaking: bool) -> float:
+        """The speech model's probability for the frame; it runs only while the assistant speaks, since only
+        the barge-in settings ask it (an idle kiosk saves its cost), from a fresh state each reply."""
+        if self._speech_model is None or not assistant_speaking:
+            self._model_heard = False
+            return 0.0
+        if not self._model_heard:
+            self._speech_model.reset()
+            self._model_heard = True
+        return self._speech_model.update(samples)
 
     def _measure(self, audio: Samples) -> tuple[bytes, list[float]]:
         """The 16-bit PCM webrtcvad takes, and each frame's level in dBFS, for whole frames ``audio``.
