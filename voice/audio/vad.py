@@ -176,7 +176,7 @@ class VoiceActivityDetector:
         self._frame_len = rate * quiet.frame_ms // 1000
         self._vads = {s.aggressiveness: webrtcvad.Vad(s.aggressiveness) for s in self._settings}
         self._speech_model = speech_model
-        self._model_heard = False  # the model has been fed since the assistant began speaking
+        self._model_running = False  # fed since the assistant began speaking: its state is this reply's
         history = max(s.frames(s.start_window_ms) + s.frames(s.pre_roll_ms) for s in self._settings)
         self._history: deque[_Frame] = deque(maxlen=history + 1)
         self._next_sample: int | None = None
@@ -211,7 +211,7 @@ class VoiceActivityDetector:
         self._listen_from = 0
         self._active = None
         self._utterance = []
-        self._model_heard = False
+        self._model_running = False
 
     def end_utterance(self) -> None:
         """The turn was judged over at the last pause: voiced audio after it starts a new utterance.
@@ -266,11 +266,11 @@ class VoiceActivityDetector:
         """The speech model's probability for the frame; it runs only while the assistant speaks, since only
         the barge-in settings ask it (an idle kiosk saves its cost), from a fresh state each reply."""
         if self._speech_model is None or not assistant_speaking:
-            self._model_heard = False
+            self._model_running = False
             return 0.0
-        if not self._model_heard:
+        if not self._model_running:
             self._speech_model.reset()
-            self._model_heard = True
+            self._model_running = True
         return self._speech_model.update(samples)
 
     def _measure(self, audio: Samples) -> tuple[bytes, list[float]]:
