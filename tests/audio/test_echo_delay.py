@@ -38,6 +38,8 @@ def test_no_lag_is_claimed_without_echo() -> None:
 
     assert echo_lag(reference[-(RATE + reach) :], speaker(1.0, seed=9), reach) is None
     assert echo_lag(reference[-(RATE + reach) :], np.zeros(RATE, np.float32), reach) is None
+    silent_speaker = np.zeros(RATE + reach, np.float32)  # the assistant listening: the user alone
+    assert echo_lag(silent_speaker, speaker(1.0, seed=9), reach) is None
 
 
 def test_the_reference_is_moved_to_just_before_its_echo() -> None:

@@ -81,8 +81,8 @@ def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
     longer than ``mic`` and ends where it ends."""
     mic64 = mic.astype(np.float64)
     energy_mic = float(np.sum(np.square(mic64)))
-    if energy_mic <= 1e-9:
-        return None
+    if energy_mic <= 1e-9 or float(np.sum(np.square(reference, dtype=np.float64))) <= 1e-9:
+        return None  # a silent speaker has no echo to find: no FFTs while the assistant listens
     size = 1 << (len(reference) + len(mic)).bit_length()
     products = np.fft.irfft(np.fft.rfft(reference, size) * np.conj(np.fft.rfft(mic64, size)), size)
     # products[k] pairs mic[n] with reference[n + k]; lag L means mic[n] hears reference[n + reach - L]
