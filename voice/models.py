@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from voice.errors import ModelError
 
@@ -16,3 +17,24 @@ def bundled_file(package: str, relative: str | Path, missing: str) -> Path:
     if path is None or not path.exists():
         raise ModelError(missing)
     return path
+
+
+def onnx_session(path: Path, what: str) -> Any:
+    """An onnxruntime CPU session for the model at ``path`` (``what`` names it in errors).
+
+    One thread: the small models run beside whisper on 2 cores, and a second thread would take ASR's
+    core. No arena or memory plans: memory stays flat over weeks.
+    """
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    try:
+        return onnxruntime.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime raises its own unrelated error types
+        raise ModelError(f"cannot load {what} model {path}: {exc}") from exc

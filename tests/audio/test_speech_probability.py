@@ -13,7 +13,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.speech_probability import CHUNK, SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, SpeechStarted, VadSettings, VoiceActivityDetector
 from voice.audio.wav import read_wav
-from voice.errors import ConfigError
+from voice.errors import ConfigError, ModelError
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 RATE = ENGINE_RATE
@@ -133,3 +133,10 @@ def test_the_speech_model_runs_only_while_the_assistant_speaks(speak: Speak) -> 
     for offset in range(half, len(signal), 320):
         detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), assistant_speaking=True)
     assert model.fed == len(signal) - half
+
+
+def test_a_file_that_is_not_the_model_is_a_model_error(tmp_path: Path) -> None:
+    broken = tmp_path / "silero.onnx"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="cannot load Silero VAD model"):
+        SileroSpeech(broken)

@@ -8,14 +8,15 @@ Streaming: each 512-sample chunk is read with the 64 samples before it, and the 
 
 from __future__ import annotations
 
-import importlib.resources
+import functools
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from voice.audio.block import ENGINE_RATE, Samples
+from voice.audio.block import Samples
 from voice.errors import ModelError
+from voice.models import bundled_file, onnx_session
 
 CHUNK = 512  # samples per decision at 16 kHz: what the net was trained on
 _CONTEXT = 64  # samples of the chunk before that each chunk is read with
@@ -24,37 +25,23 @@ _STATE_SHAPE = (1, 1, 128)
 
 def bundled_model_path() -> Path:
     """``silero_vad_v6.onnx`` from faster-whisper's assets."""
-    path = Path(str(importlib.resources.files("faster_whisper") / "assets" / "silero_vad_v6.onnx"))
-    if not path.is_file():
-        raise ModelError(f"the Silero VAD model is missing: {path} (faster-whisper >= 1.2 ships it)")
-    return path
+    relative = "assets/silero_vad_v6.onnx"
+    missing = f"the Silero VAD model is missing: faster-whisper >= 1.2 ships faster_whisper/{relative}"
+    return bundled_file("faster_whisper", relative, missing)
+
+
+@functools.cache
+def _session(path: Path) -> Any:
+    """One session per model file for every stream: it keeps no state (each stream holds its own)."""
+    return onnx_session(path, "Silero VAD")
 
 
 class SileroSpeech:
     """The probability that the latest 32 ms chunk of a continuous 16 kHz stream is speech."""
 
     def __init__(self, model: Path | None = None) -> None:
-        import onnxruntime
-
-        path = model or bundled_model_path()
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # ~0.05 ms a chunk: threads would only cost
-        options.inter_op_num_threads = 1
-        options.enable_cpu_mem_arena = False  # memory stays flat over weeks
-        options.enable_mem_pattern = False
-        try:
-            self._session: Any = onnxruntime.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime raises its own unrelated error types
-            raise ModelError(f"cannot load Silero VAD model {path}: {exc}") from exc
-        self._pending = np.zeros(0, dtype=np.float32)
-        self.probability = 0.0
+        self._session = _session(model or bundled_model_path())
         self.reset()
-
-    @property
-    def rate(self) -> int:
-        return ENGINE_RATE
 
     def reset(self) -> None:
         """Forget the stream: the next audio starts a new one."""

@@ -316,10 +316,10 @@ class VoiceActivityDetector:
         settings = self._settings[mode]
         window = list(self._history)[-settings.frames(settings.start_window_ms) :]
         voiced = [f for f in window if f.voiced[mode] and f.start >= self._listen_from]
-        needed = settings.start_voiced_ms
-        if settings.quick_voiced_ms is not None and self._heard_speech(settings):
-            needed = settings.quick_voiced_ms
-        if len(voiced) < settings.frames(needed):
+        enough = len(voiced) >= settings.frames(settings.start_voiced_ms)
+        if not enough and settings.quick_voiced_ms is not None:  # the model is asked only when it can matter
+            enough = len(voiced) >= settings.frames(settings.quick_voiced_ms) and self._heard_speech(settings)
+        if not enough:
             return None
         onset = voiced[0].start
         # the pre-roll never reaches back into the previous utterance's audio

@@ -15,6 +15,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.errors import AudioError, ModelError
+from voice.models import onnx_session
 
 _PACKAGE = "pipecat-ai"
 _MODEL_FILE = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
@@ -40,21 +41,9 @@ class SmartTurn:
     """Judges whether the user's turn is complete; loaded once, one call at a time."""
 
     def __init__(self, model: Path | None = None) -> None:
-        import onnxruntime
         from faster_whisper.feature_extractor import FeatureExtractor
 
-        path = model or bundled_model_path()
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # one decision is ~30 ms; a second thread would take ASR's core
-        options.inter_op_num_threads = 1
-        options.enable_cpu_mem_arena = False  # no arena or memory plans: memory stays flat over weeks
-        options.enable_mem_pattern = False
-        try:
-            self._session: Any = onnxruntime.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime raises its own unrelated error types
-            raise ModelError(f"cannot load Smart Turn model {path}: {exc}") from exc
+        self._session = onnx_session(model or bundled_model_path(), "Smart Turn")  # ~30 ms a decision
         self._input = self._session.get_inputs()[0].name
         # faster-whisper's extractor computes the same Whisper log-mel features as the model's training code
         self._extractor = FeatureExtractor(chunk_length=WINDOW_S)
