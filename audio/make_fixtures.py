@@ -207,6 +207,7 @@ class Speech:
 
 TOKYO_PAUSE_S = 0.55
 PARIS_PAUSE_S = 0.45
+TIMER_PAUSE_S = 0.45
 
 SPEECH = [
     Speech("what-weather", ("What will the weather be like tomorrow?",), Espeak("en-us+m3", 160), 0.3, 0.35),
@@ -243,6 +244,19 @@ SPEECH = [
         ),
     ),
     Speech("hello-there", ("Hello there.",), Piper(0.9), 0.35, 0.3),
+    Speech(
+        "timer-pause",
+        ("Set a timer", "for ten minutes."),
+        Piper(1.0),
+        0.3,
+        0.4,
+        gap_s=TIMER_PAUSE_S,
+        note=(
+            f"The speaker pauses for about {TIMER_PAUSE_S} s after 'Set a timer', said as a whole command "
+            "(the parts are synthesized apart): the end-of-turn model and whisper both call the pause the "
+            "end of the turn, and only the rest of the sentence shows it was not."
+        ),
+    ),
 ]
 
 
@@ -710,6 +724,17 @@ def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
             "at the 200 ms pause and must not end the turn there, so there is one utterance and one "
             "request with the whole question.",
             {"user_text_contains": ["weather", "paris", "friday"]},
+        ),
+        Scenario(
+            "pause-after-a-whole-command",
+            ["Your timer for ten minutes is running."],
+            [UserTurn("timer-pause", at_s=0.5)],
+            [heard("all", False)],
+            f"The user pauses {TIMER_PAUSE_S} s after 'Set a timer', which sounds finished: the turn is "
+            "ended at the 200 ms pause and its request sent, but the reply is held, and the rest of the "
+            "sentence discards that request unheard (it uses no scripted reply) and joins the utterance: "
+            "one utterance, transcribed whole, and one request.",
+            {"user_text_contains": ["timer", "minutes"]},
         ),
         Scenario(
             "room-echo-noise",

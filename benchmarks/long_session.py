@@ -118,7 +118,7 @@ class InstantThinker:
     def fail_now(self) -> None:
         self._work.inbox.put(self._fail)
 
-    def stop_turn(self, turn: int) -> None:
+    def stop_turn(self, turn: int, reason: str = "") -> None:
         pass
 
     def run_tool(self, turn: int, call: ToolCall) -> None:

@@ -16,10 +16,10 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
   Virtual time: whisper's own cost is not in it (it runs while the silence is waited out).
 - ``heard_into_pause``: the same runs through the whole room in virtual time, with a scripted LLM whose
   reply is there at once (the worst case: ASR and the model cost no time there, so a wrong early end
-  plays as soon as it can): runs where reply audio started before the user's last word (``count``), and
-  ``requests`` sent in all. A turn ended at a mid-sentence pause whose reply had not played yet is cut
-  by the rest of the sentence and merged with it into one question, so the user hears no answer into
-  the pause; that is why this can be lower than ``answered_into_pause``.
+  plays as soon as it can): runs where reply audio started before the user's last word (``count``),
+  ``requests`` answered and ``discarded`` ones. A turn ended at a mid-sentence pause whose reply had not
+  played yet is discarded when the user goes on, and the utterance continues as one, so the user hears
+  no answer into the pause; that is why this can be lower than ``answered_into_pause``.
 - ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
   fixtures, to see why a turn did or did not end early.
 
@@ -250,16 +250,17 @@ def heard_into_pause(
     found: dict[str, Any] = {}
     for label, end_of_turn in (("before", None), ("after", judge)):
         models = SpeechModels(transcriber, synthesizer, end_of_turn)
-        heard, requests = [], 0
+        heard, requests, discarded = [], 0, 0
         for case in cases:
             print(f"room {label}: {case.name}", file=sys.stderr)
             with tempfile.TemporaryDirectory() as folder:
                 report = room_run(case, models, Path(folder))
             requests += len(report["turns"])
+            discarded += len(report.get("discarded_requests", []))
             starts = [t["audio_start_s"] for t in report["turns"] if t["audio_start_s"] is not None]
             if starts and min(starts) < case.speech_end / ENGINE_RATE:
                 heard.append(f"{case.name}: heard {report['turns'][0]['spoken']!r}")
-        found[label] = {"count": len(heard), "requests": requests, "runs": heard}
+        found[label] = {"count": len(heard), "requests": requests, "discarded": discarded, "runs": heard}
     return found
 
 

@@ -67,7 +67,7 @@ class RecordingThinker:
     def send(self, request: Request, delay_s: float) -> None:
         self.sent.append(request)
 
-    def stop_turn(self, turn: int) -> None:
+    def stop_turn(self, turn: int, reason: str = "") -> None:
         pass
 
     def run_tool(self, turn: int, call: ToolCall) -> None:

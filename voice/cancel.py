@@ -14,6 +14,10 @@ import enum
 import threading
 from collections.abc import Callable
 
+INTERRUPTED = "the user interrupted"
+# A request sent before the end of the turn was certain, cut before anyone heard its reply.
+DISCARDED = "the user went on: a preemptive request, unheard"
+
 
 class TokenState(enum.Enum):
     PENDING = "pending"

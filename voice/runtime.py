@@ -17,7 +17,7 @@ from typing import Protocol
 from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.cancel import CancelToken
+from voice.cancel import DISCARDED, INTERRUPTED, CancelToken
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, ToolResult
 from voice.conversation.session_log import SessionLog
@@ -144,8 +144,8 @@ class Thinker(Protocol):
 
     def send(self, request: Request, delay_s: float) -> None: ...
 
-    def stop_turn(self, turn: int) -> None:
-        """Stop the turn's LLM stream and the tools it started, for good."""
+    def stop_turn(self, turn: int, reason: str = INTERRUPTED) -> None:
+        """Stop the turn's LLM stream and the tools it started, for good (``reason``: the tokens' reason)."""
 
     def run_tool(self, turn: int, call: ToolCall) -> None: ...
 
@@ -200,12 +200,12 @@ class ChatModelThinker:
             return not clock.sleep_until(clock.now + round(delay_s * clock.rate), token)
         return self._work.threaded and token.wait(delay_s)
 
-    def stop_turn(self, turn: int) -> None:
+    def stop_turn(self, turn: int, reason: str = INTERRUPTED) -> None:
         with self._lock:
             tokens = [self._tokens.pop(turn, None), *self._tool_tokens.pop(turn, [])]
         for token in tokens:
             if token is not None:
-                token.cancel("the user interrupted")
+                token.cancel(reason)
 
     def stop_all(self) -> None:
         with self._lock:
@@ -324,8 +324,8 @@ class ActionRunner:
                     )
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
-            case CancelTurn(turn=turn):
-                self._thinker.stop_turn(turn)
+            case CancelTurn(turn=turn, discarded=discarded):
+                self._thinker.stop_turn(turn, DISCARDED if discarded else INTERRUPTED)
             case Synthesize(turn=turn, chunk=chunk, text=text):
                 synthesizer = self._synthesizer
                 self._work.run(

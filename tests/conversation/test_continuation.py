@@ -245,3 +245,31 @@ def test_replaying_recorded_events_rebuilds_the_same_conversation() -> None:
     assert rebuilt.pending_input == NEW_INPUT
     assert rebuilt.submit(NEW_INPUT, input_id="retry-me") is None
     assert rebuilt.turns == 2
+
+
+def test_an_input_withdrawn_for_the_whole_utterance_is_not_merged_with_it() -> None:
+    """The user went on after a pause taken for their turn's end: the whole utterance replaces its start,
+    and an earlier question left pending still joins it, in the log's replay too."""
+    conversation = Conversation()
+    ask(conversation)
+    conversation.cut_in("")  # the first question stays pending
+    before = conversation.pending_input
+    conversation.submit("What's the weather?")
+    conversation.cut_in("")
+    conversation.withdraw_input(before)
+
+    request = conversation.submit("What's the weather in Paris on Friday?")
+
+    assert request is not None
+    assert request.items[-1] == UserText(f"{before} What's the weather in Paris on Friday?")
+    rebuilt = Conversation.from_events(conversation.take_events())
+    assert rebuilt.turns == 3
+    assert rebuilt.pending_input == request.items[-1].text
+
+
+def test_an_input_is_withdrawn_only_between_turns() -> None:
+    conversation = Conversation()
+    ask(conversation)
+
+    with pytest.raises(ProtocolError, match="withdrawn during turn 1"):
+        conversation.withdraw_input(None)

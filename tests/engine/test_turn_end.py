@@ -27,6 +27,7 @@ from voice.audio.vad import (
 from voice.audio.wav import read_wav
 from voice.conversation.items import UserText
 from voice.engine.actions import (
+    CancelTurn,
     DropTranscription,
     EngineAction,
     JudgeTurnEnd,
@@ -34,11 +35,12 @@ from voice.engine.actions import (
     Play,
     ResumePlayback,
     SendRequest,
+    StopPlayback,
     Transcribe,
 )
 from voice.engine.engine import HOLD_AFTER_EARLY_END_MS, Engine, Phase
 from voice.engine.events import MicAudio, TranscriptReady, TurnEndJudged
-from voice.events import Failure, StreamEvent
+from voice.events import Failure, InputTranscript, StreamEvent
 from voice.runtime import ActionRunner, Work
 from voice.turn_end.port import EndOfTurn
 
@@ -258,18 +260,37 @@ def test_voiced_noise_in_the_hold_delays_the_reply_only_by_the_vads_start_window
     assert room.engine.assistant_audible()
 
 
-def test_the_user_going_on_within_the_hold_cuts_the_reply_unheard_and_is_answered_whole() -> None:
+def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_one_utterance() -> None:
+    """The pause was mid-sentence: the prepared request is discarded unheard, and what follows is
+    transcribed together with what came before, as one utterance answered by one request."""
     room = Room()
     ended_early_and_answered(room)
+    (first,) = room.engine.speech
     room.tick()
-    rest = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
-    assert room.tick(SpeechStarted(room.clock)) == []  # nothing plays yet: nothing to pause
-    room.tick(SpeechEnded(room.clock, rest))
+    room.tick()
+    going_on = room.clock
+    assert room.tick(SpeechStarted(going_on)) == [CancelTurn(1, discarded=True), StopPlayback(1)]
+    assert room.engine.turns[0].discarded
+    rest = AudioBlock(np.ones(BLOCK, np.float32), ENGINE_RATE, going_on)
+    room.tick()
 
-    actions = room.engine.handle(TranscriptReady(2, "in Paris on Friday?"))
+    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    assert isinstance(transcribe, Transcribe)
+    assert transcribe.audio.start == 0  # from the start of the question, through the pause
+    assert transcribe.audio.end == rest.end
+    assert transcribe.audio.samples[-BLOCK:].all()
+    whole = "What's the weather in Paris on Friday?"
+    actions = room.engine.handle(TranscriptReady(transcribe.utterance, whole))
 
-    assert not room.engine.turns[0].spoken  # the user heard none of the first reply
     request = next(action for action in actions if isinstance(action, SendRequest)).request
-    said = " ".join(item.text for item in request.items if hasattr(item, "text"))
-    assert QUESTION in said
-    assert "in Paris on Friday?" in said
+    assert request.items == (UserText(whole),)
+    assert list(room.engine.speech) == [first]
+    assert first.end == room.clock - BLOCK
+    told = room.engine.take_events()  # the discarded request and the first part's end never show
+    assert [e.type for e in told if e.type.startswith(("input.", "response."))] == [
+        "input.speech_started",
+        "input.speech_stopped",
+        "input.transcript",
+        "response.created",
+    ]
+    assert [e.text for e in told if isinstance(e, InputTranscript)] == [whole]

@@ -205,6 +205,19 @@ def test_a_cough_a_knock_and_a_click_do_not_interrupt(simulated: RunScenario) ->
 
 
 @pytest.mark.models
+def test_a_request_sent_at_a_pause_the_user_went_on_from_is_discarded_unheard(simulated: RunScenario) -> None:
+    """'Set a timer ... for ten minutes.': the first part was answered early, in a reply never heard;
+    the report lists that request apart, and the stream never showed it."""
+    report, out = simulated("pause-after-a-whole-command")
+
+    (discarded,) = report["discarded_requests"]
+    assert "timer" in words(discarded["request"][-1]["text"])
+    assert "minutes" not in words(discarded["request"][-1]["text"])
+    created = [e["turn"] for e in read_events(out) if e["type"] == "response.created"]
+    assert discarded["turn"] not in created
+
+
+@pytest.mark.models
 @pytest.mark.parametrize("name", NAMES)
 def test_the_event_stream_tells_what_the_report_says(name: str, simulated: RunScenario) -> None:
     """events.jsonl is what a websocket client would have seen: it agrees with report.json."""
@@ -212,12 +225,12 @@ def test_the_event_stream_tells_what_the_report_says(name: str, simulated: RunSc
     events = read_events(out)
     by_type = {kind: [e for e in events if e["type"] == kind] for kind in {e["type"] for e in events}}
 
-    assert [e["turn"] for e in by_type.get("response.created", [])] == list(
-        range(1, len(report["turns"]) + 1)
-    )
+    discarded = {request["turn"] for request in report.get("discarded_requests", [])}
+    created = [e["turn"] for e in by_type.get("response.created", [])]
+    assert created == sorted(set(range(1, len(report["turns"]) + len(discarded) + 1)) - discarded)
     cut = {e["turn"]: e["heard"] for e in by_type.get("response.interrupted", [])}
     done = {e["turn"]: e["text"] for e in by_type.get("response.done", [])}
-    for number, turn in enumerate(report["turns"], start=1):
+    for number, turn in zip(created, report["turns"], strict=True):
         if turn["interrupted"]:
             assert cut[number] == turn["spoken"]
         elif turn.get("error") is None and turn["audio_start_s"] is not None:

@@ -46,3 +46,11 @@ class AudioBlock:
     @property
     def duration_s(self) -> float:
         return self.frames / self.rate
+
+    def followed_by(self, later: AudioBlock) -> AudioBlock:
+        """This block, then ``later`` from where this one ends on the clock (a gap between is silence)."""
+        if later.rate != self.rate or later.channels != self.channels or later.start < self.start:
+            raise ValueError("only a later block of the same rate and channels can follow")
+        gap = np.zeros((max(0, later.start - self.end), *self.samples.shape[1:]), dtype=np.float32)
+        rest = later.samples[max(0, self.end - later.start) :]
+        return AudioBlock(np.concatenate((self.samples, gap, rest)), self.rate, self.start, self.device_time)

@@ -16,6 +16,7 @@ from voice.conversation.events import (
     HistoryTrimmed,
     InputDuplicate,
     InputReceived,
+    InputWithdrawn,
     ItemCommitted,
     PartFailed,
     TurnEnded,
@@ -246,6 +247,13 @@ class Conversation:
             self._commit_turn(active, heard, interrupted=not whole, not_run=NOT_RUN_INTERRUPTED)
         self._record(TurnEnded(active.turn, True, generated, heard, cut_s))
 
+    def withdraw_input(self, pending: str | None) -> None:
+        """The last input was the start of a longer utterance, still being said: pending input goes back
+        to ``pending`` (what it was before), so the whole utterance is not merged with its own start."""
+        if self._active is not None:
+            raise ProtocolError(f"an input withdrawn during turn {self._active.turn}")
+        self._record(InputWithdrawn(pending))
+
     def fail(self, reason: str, heard: str, dispatch: str | None = None) -> None:
         """The turn failed: nothing of it enters the history, and the user's input stays pending.
 
@@ -289,6 +297,8 @@ class Conversation:
                     if len(self._seen_ids) > SEEN_IDS_KEPT:
                         del self._seen_ids[next(iter(self._seen_ids))]
                 self._pending_input = merge_inputs(self._pending_input, text) or None
+            case InputWithdrawn(pending=pending):
+                self._pending_input = pending
             case TurnStarted(turn=turn):
                 self._turns = turn
                 self._active = _ActiveTurn(turn)

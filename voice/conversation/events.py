@@ -18,6 +18,14 @@ class InputReceived:
 
 
 @dataclass(frozen=True)
+class InputWithdrawn:
+    """The last input was only the start of what the user said (they went on after a pause taken for
+    the end of their turn): pending input is ``pending`` again, and the whole utterance comes next."""
+
+    pending: str | None
+
+
+@dataclass(frozen=True)
 class TurnStarted:
     """An LLM request went out; ``turn`` counts requests from 1."""
 
@@ -92,6 +100,7 @@ class PartFailed:
 
 ConversationEvent: TypeAlias = (
     InputReceived
+    | InputWithdrawn
     | TurnStarted
     | ItemCommitted
     | TurnEnded
@@ -107,6 +116,8 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
     match event:
         case InputReceived(text=text, input_id=input_id):
             return {"type": "input", "text": text, "input_id": input_id}
+        case InputWithdrawn(pending=pending):
+            return {"type": "input_withdrawn", "pending": pending}
         case TurnStarted(turn=turn):
             return {"type": "turn_start", "turn": turn}
         case ItemCommitted(item=item):
@@ -144,6 +155,9 @@ def event_from_json(data: dict[str, Any]) -> ConversationEvent:
         kind = data["type"]
         if kind == "input":
             return InputReceived(str(data["text"]), data.get("input_id"))
+        if kind == "input_withdrawn":
+            pending = data["pending"]
+            return InputWithdrawn(None if pending is None else str(pending))
         if kind == "turn_start":
             return TurnStarted(int(data["turn"]))
         if kind == "item":

@@ -9,6 +9,7 @@ from voice.conversation.events import (
     HistoryTrimmed,
     InputDuplicate,
     InputReceived,
+    InputWithdrawn,
     ItemCommitted,
     PartFailed,
     TurnEnded,
@@ -25,6 +26,8 @@ def render_session(session: LoadedSession) -> str:
         match logged.event:
             case InputReceived(text=text):
                 lines.append(f"  user said   {text}")
+            case InputWithdrawn():
+                lines.append("  (the user went on: that was the start of what they said next)")
             case TurnStarted(turn=turn):
                 lines.append(f"turn {turn}  ({logged.time})")
             case ItemCommitted(item=UserText()):

@@ -53,9 +53,14 @@ class SendRequest:
 
 @dataclass(frozen=True)
 class CancelTurn:
-    """Final: stop the LLM stream and drop pending synthesis and tools of this turn."""
+    """Final: stop the LLM stream and drop pending synthesis and tools of this turn.
+
+    ``discarded``: a preemptive request (sent at a pause judged the end of the turn) that the user
+    talked past before its reply was heard; it is reported apart from the turns.
+    """
 
     turn: int
+    discarded: bool = False
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from voice.engine.actions import (
     Synthesize,
 )
 from voice.engine.barge_in import EchoJudge
+from voice.engine.early_end import EarlyInput
 from voice.engine.events import (
     AudioPlayed,
     CancelReply,
@@ -127,7 +128,7 @@ class _Turn:
     chunks_done: int = 0
     llm_done: bool = False
     paused: bool = False
-    held_from: int | None = None  # an early end's voiced end: playback waits for the silence after it
+    early: EarlyInput | None = None  # input taken at a short pause: playback waits for the hold
     tools: ToolRun = field(default_factory=ToolRun)
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
     input_end: int | None = None  # where the spoken input this turn answers ended
@@ -163,7 +164,8 @@ class Engine:
         self._phase = Phase.LISTENING
         self._outbox: list[StreamEvent] = []
         self._input_end: int | None = None  # end of the utterance being taken as input
-        self._ended_early: int | None = None  # voiced end of an utterance ended at a short pause
+        self._early: EarlyInput | None = None  # input being taken at a short pause, until a turn holds it
+        self._continuing: EarlyInput | None = None  # an early input the user went on from: one utterance
         self._turn: _Turn | None = None
         self.utterances = Utterances()
         self._echo = EchoJudge(rate)
@@ -243,9 +245,11 @@ class Engine:
 
     def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
         """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
+        turn = self._turn
+        if turn is not None and turn.early is not None:
+            return self._went_on(turn, turn.early)
         self.utterances.started(event.sample)
         self._emit(stream.SpeechStarted(self._now(event.sample)))
-        turn = self._turn
         if turn is None or turn.paused:
             return []
         if turn.ledger.playing and turn.record.barge_in is None:
@@ -259,7 +263,24 @@ class Engine:
         Speech over a turn in flight is left to the long silence: the reply is already paused for it,
         and a cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request.
         """
-        return self.utterances.paused(event.sample, event.utterance, over_reply=self._turn is not None)
+        return self.utterances.paused(event.sample, self._whole(event.utterance), self._over_reply())
+
+    def _whole(self, utterance: AudioBlock) -> AudioBlock:
+        """The utterance from its start, before any pause the user went on from."""
+        return utterance if self._continuing is None else self._continuing.continued_by(utterance)
+
+    def _over_reply(self) -> bool:
+        """The assistant's voice may be in the utterance: a turn is in flight, or was when it began."""
+        return self._turn is not None or (self._continuing is not None and self._continuing.over_reply)
+
+    def _went_on(self, turn: _Turn, early: EarlyInput) -> list[EngineAction]:
+        """The user spoke again within the hold: the pause was mid-sentence. The request is discarded
+        unheard, its input withdrawn, and the utterance goes on as one (no new speech started)."""
+        actions = self._interrupt(turn, discarded=True)
+        self.conversation.withdraw_input(early.pending_before)
+        self.utterances.reopen(self.speech.pop())
+        self._continuing = early
+        return actions
 
     def _on_speech_resumed(self, event: SpeechResumed) -> list[EngineAction]:
         return self.utterances.resumed()
@@ -274,32 +295,49 @@ class Engine:
         if finished is None or self.phase is not Phase.USER_SPEAKING:
             return []
         self._vad.end_utterance()
-        self._ended_early = finished[0]
+        early = self._early = EarlyInput(*finished, self._over_reply())
         actions = self._dispatch(SpeechEnded(*finished))
-        self._ended_early = None
+        self._early = None
+        if self._turn is None or self._turn.early is not early:  # no turn waits on it: it is final
+            self._tell_early(early)
         return actions
+
+    def _tell(self, event: stream.StreamEvent) -> None:
+        """Emit ``event``, or keep it with the input being taken early until its turn is certain."""
+        if self._early is not None:
+            self._early.untold.append(event)
+        else:
+            self._emit(event)
+
+    def _tell_early(self, early: EarlyInput) -> None:
+        for event in early.untold:
+            self._emit(event)
+        early.untold.clear()
+        early.told = True
 
     def _release_hold(self) -> list[EngineAction]:
         """A reply held after an early end plays once the user stayed silent long enough."""
         turn = self._turn
-        if turn is None or turn.held_from is None or self.phase is Phase.USER_SPEAKING:
+        if turn is None or turn.early is None or self.phase is Phase.USER_SPEAKING:
             return []
-        silent = self._clock - max(self._vad.voiced_until, turn.held_from)
+        silent = self._clock - max(self._vad.voiced_until, turn.early.voiced_end)
         hold = HOLD_AFTER_EARLY_END_MS * self.rate // 1000
         # Voiced frames in the hold that never become speech (noise) delay the reply only so long: a user
         # who went on within the hold is declared speaking by then, and the reply never plays into them.
-        noise_only = self._clock - turn.held_from >= hold + self._vad.start_window
+        noise_only = self._clock - turn.early.voiced_end >= hold + self._vad.start_window
         if silent < hold and not noise_only:
             return []
-        turn.held_from = None
+        self._tell_early(turn.early)
+        turn.early = None
         turn.paused = False
         self._settle_phase()
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
-        over_reply = self._turn is not None
-        record, actions = self.utterances.ended(event.sample, event.utterance, over_reply=over_reply)
-        self._emit(stream.SpeechStopped(self._now(event.sample)))
+        audio, over_reply = self._whole(event.utterance), self._over_reply()
+        self._continuing = None
+        record, actions = self.utterances.ended(event.sample, audio, over_reply=over_reply)
+        self._tell(stream.SpeechStopped(self._now(event.sample)))
         self.speech.append(record)
         return actions
 
@@ -359,11 +397,13 @@ class Engine:
         if turn is not None and turn.tools.waiting:  # a running tool's real result is awaited first
             turn.tools.note_cut(self._clock)
             self.held.hold(text, input_id)
-            self._emit(InputTranscript(input_id, text.strip(), None, self._now()))
+            self._tell(InputTranscript(input_id, text.strip(), None, self._now()))
             self._settle_phase()
             return []
         actions: list[EngineAction] = self._interrupt(turn) if turn is not None else []
-        self._emit(InputTranscript(input_id, text.strip(), self.conversation.pending_input, self._now()))
+        if self._early is not None:
+            self._early.pending_before = self.conversation.pending_input
+        self._tell(InputTranscript(input_id, text.strip(), self.conversation.pending_input, self._now()))
         return actions + self._submit(text, input_id)
 
     def _on_mute(self, event: MuteMicrophone) -> list[EngineAction]:
@@ -417,12 +457,12 @@ class Engine:
     def _start_turn(self, request: Request) -> list[EngineAction]:
         turn = _Turn(request, TurnRecord(request.turn), self.conversation.reply, input_end=self._input_end)
         self._input_end = None
-        turn.held_from = self._ended_early
+        turn.early = self._early
         self.turns.append(turn.record)
         self._turn = turn
-        self._emit(ResponseCreated(turn.number, self._now()))
+        self._tell(ResponseCreated(turn.number, self._now()))
         actions: list[EngineAction] = [SendRequest(request)]
-        if self.phase is Phase.USER_SPEAKING or turn.held_from is not None:  # hold the reply until we know
+        if self.phase is Phase.USER_SPEAKING or turn.early is not None:  # hold the reply until we know
             turn.paused = True
             actions.append(PausePlayback(turn.number))
         else:
@@ -436,7 +476,7 @@ class Engine:
             turn.record.barge_in = None
         if self.phase is Phase.USER_SPEAKING:
             return []  # more speech is under way; its transcript decides
-        if turn.held_from is not None:  # nothing was heard yet: the hold still decides when it plays
+        if turn.early is not None:  # nothing was heard yet: the hold still decides when it plays
             self._settle_phase()
             return []
         if turn.paused:
@@ -445,8 +485,12 @@ class Engine:
         self._settle_phase()
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
-    def _interrupt(self, turn: _Turn) -> list[EngineAction]:
-        """The user cut in: stop for good and keep exactly what they heard."""
+    def _interrupt(self, turn: _Turn, discarded: bool = False) -> list[EngineAction]:
+        """The user cut in: stop for good and keep exactly what they heard (``discarded``: a request
+        sent at a pause the user went on from; its input is not final, so the stream never hears it)."""
+        if turn.early is not None and not discarded:
+            self._tell_early(turn.early)
+        unknown = turn.early is not None and not turn.early.told  # the stream never heard of the turn
         heard = turn.ledger.heard()
         turn.record.interrupted = True
         turn.record.spoken = heard
@@ -454,10 +498,12 @@ class Engine:
         cut = turn.record.audio_end if turn.record.audio_start is not None else None
         unheard = turn.ledger.text.strip()[len(heard.strip()) :].strip()
         audio_end_ms = None if cut is None else round(cut * 1000 / self.rate, 1)
-        self._emit(ResponseInterrupted(turn.number, heard.strip(), unheard, audio_end_ms, self._now()))
+        if not unknown:
+            self._emit(ResponseInterrupted(turn.number, heard.strip(), unheard, audio_end_ms, self._now()))
         self.conversation.cut_in(heard, None if cut is None else cut / self.rate)
         self._turn = None
-        return [CancelTurn(turn.number), StopPlayback(turn.number)]
+        turn.record.discarded = discarded
+        return [CancelTurn(turn.number, discarded), StopPlayback(turn.number)]
 
     def _settle_phase(self) -> None:
         """The phase that follows from the state: while the user speaks, it stays."""
@@ -507,6 +553,8 @@ class Engine:
 
     def _fail(self, turn: _Turn, reason: str, dispatch: str | None, notice: str) -> list[EngineAction]:
         """End the turn as failed: its words stay out of the history and the user's input stays pending."""
+        if turn.early is not None:
+            self._tell_early(turn.early)
         heard = turn.ledger.heard()
         turn.record.error = reason
         turn.record.reply = turn.ledger.text.strip()
@@ -518,6 +566,8 @@ class Engine:
 
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
+        if turn.early is not None:  # the failure is told, so the turn it belongs to is too
+            self._tell_early(turn.early)
         heard = turn.ledger.heard()
         error = event.error
         self._emit(Failure(error.code.value, str(error), error.dispatch.value, error.retriable, self._now()))

@@ -16,7 +16,7 @@ def stream_turn(
 ) -> Iterator[EngineEvent]:
     """Engine events for one attempt at ``request``; nothing at all once the turn is cancelled."""
     try:
-        for event in model.stream(ChatRequest(request.items, settings=settings), cancel):
+        for event in model.stream(ChatRequest(request.items, settings=settings, turn=request.turn), cancel):
             if cancel.cancelled:
                 return
             match event:

@@ -22,6 +22,7 @@ class TurnRecord:
     tool_calls: list[str] = field(default_factory=list)
     false_barge_ins: int = 0
     error: str | None = None
+    discarded: bool = False  # a preemptive request the user talked past, unheard
 
 
 @dataclass

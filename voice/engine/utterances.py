@@ -50,6 +50,10 @@ class Utterances:
     def started(self, sample: int) -> None:
         self.open = SpeechRecord(sample, sample)
 
+    def reopen(self, record: SpeechRecord) -> None:
+        """The user went on after a pause taken for the end of the turn: that utterance continues."""
+        self.open = record
+
     def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
         """The user may have finished: transcribe now (and, unless ``over_reply``, ask whether the turn
         is over), while endpointing still waits to be sure."""

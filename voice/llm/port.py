@@ -38,11 +38,15 @@ class ChatSettings:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One request: the conversation so far (system prompt left out), tools and settings."""
+    """One request: the conversation so far (system prompt left out), tools and settings.
+
+    ``turn`` is the engine's number for the turn it answers; servers never see it (a script does).
+    """
 
     items: tuple[Item, ...]
     tools: tuple[ToolSpec, ...] = ()
     settings: ChatSettings = ChatSettings()
+    turn: int = 0
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from voice.audio.echo import EchoCanceller
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
+from voice.cancel import DISCARDED, INTERRUPTED
 from voice.conversation.continuation import Request
 from voice.conversation.items import Item, ToolCall
 from voice.conversation.session_log import SessionLog
@@ -77,16 +78,19 @@ class SimulationResult:
 class RequestRecorder:
     """A thinker that notes every request before passing it on: the report shows what the LLM was sent."""
 
-    def __init__(self, thinker: Thinker) -> None:
+    def __init__(self, thinker: Thinker, script: ScriptedChatModel | None) -> None:
         self._thinker = thinker
+        self._script = script
         self.requests: dict[int, tuple[Item, ...]] = {}
 
     def send(self, request: Request, delay_s: float) -> None:
         self.requests[request.turn] = request.items
         self._thinker.send(request, delay_s)
 
-    def stop_turn(self, turn: int) -> None:
-        self._thinker.stop_turn(turn)
+    def stop_turn(self, turn: int, reason: str = INTERRUPTED) -> None:
+        self._thinker.stop_turn(turn, reason)
+        if reason == DISCARDED and self._script is not None:
+            self._script.discard(turn)
 
     def run_tool(self, turn: int, call: ToolCall) -> None:
         self._thinker.run_tool(turn, call)
@@ -128,7 +132,7 @@ class RoomSimulation:
             raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
         self._model = ChatModelThinker(model, pipeline.chat_settings, self._work, tools)
         thinker = self._model
-        self._requests = RequestRecorder(thinker)
+        self._requests = RequestRecorder(thinker, self._script)
         self._runner = ActionRunner(
             pipeline.make_engine(),
             transcriber,

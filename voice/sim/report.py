@@ -42,7 +42,11 @@ def speech_json(record: SpeechRecord) -> dict[str, Any]:
 def build_report(result: SimulationResult) -> dict[str, Any]:
     report: dict[str, Any] = {
         "version": REPORT_VERSION,
-        "turns": [turn_json(record, result.requests[record.turn]) for record in result.engine.turns],
+        "turns": [
+            turn_json(record, result.requests[record.turn])
+            for record in result.engine.turns
+            if not record.discarded
+        ],
         "user_speech": [speech_json(record) for record in result.engine.speech],
         "user_audio": [
             {"cue": c.cue, "wav": c.wav, "at_s": seconds(c.at)} | ({"skipped": c.reason} if c.reason else {})
@@ -56,6 +60,12 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
             {"cue": c.cue, "text": c.text, "at_s": seconds(c.at)}
             | ({"skipped": c.reason} if c.reason else {})
             for c in typed
+        ]
+    discarded = [record for record in result.engine.turns if record.discarded]
+    if discarded:  # design §4: preemptive requests the user talked past, in no turn
+        report["discarded_requests"] = [
+            {"turn": record.turn, "request": [item_to_json(item) for item in result.requests[record.turn]]}
+            for record in discarded
         ]
     duplicates = [event["id"] for event in result.events if event["type"] == "input.duplicate"]
     if duplicates:

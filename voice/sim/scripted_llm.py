@@ -38,17 +38,22 @@ class ScriptedChatModel:
         self._script = script
         self._clock = clock
         self._requests = 0
+        self._latest: tuple[int, int] | None = None  # (turn, reply) of the request streamed last
         self.error: ConfigError | None = None
 
     def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[ChatEvent]:
+        if cancel.cancelled:  # cut before it began: it takes no reply
+            return
         if self._requests >= len(self._script.replies):
             self.error = ConfigError(
                 f"the scenario scripts {len(self._script.replies)} replies but the assistant made "
                 f"request {self._requests + 1}"
             )
             raise self.error
-        reply = self._script.replies[self._requests]
+        number = self._requests
+        reply = self._script.replies[number]
         self._requests += 1
+        self._latest = (request.turn, number)
         start = self._clock.now
         at = self._script.first_delta_ms
         deltas = _DELTA.findall(reply.text)
@@ -64,8 +69,13 @@ class ScriptedChatModel:
         if not self._clock.sleep_until(start + self._samples(at), cancel):
             return
         for index, call in enumerate(reply.tool_calls):
-            yield ToolCallReady(ToolCall(f"call_{self._requests}_{index}", call.name, call.arguments))
+            yield ToolCallReady(ToolCall(f"call_{number + 1}_{index}", call.name, call.arguments))
         yield Finished("stop")
+
+    def discard(self, turn: int) -> None:
+        """Design §4: a discarded preemptive request consumes no reply; the request after it gets it."""
+        if self._latest is not None and self._latest[0] == turn:
+            self._requests, self._latest = self._latest[1], None
 
     def _samples(self, ms: float) -> int:
         return round(ms * self._clock.rate / 1000)
