@@ -177,20 +177,46 @@ def test_a_broken_model_is_reported_and_silence_ends_the_turn() -> None:
     assert "model file unreadable" in failure.message
 
 
-def test_speech_over_a_reply_waits_for_the_long_silence_and_is_transcribed_with_care() -> None:
-    """A cut-in ("Thanks, ... that's all") is not judged at its first pause: the reply is paused already.
-    The assistant's voice may be in it, so ASR takes its careful path (it has the long silence to run)."""
+def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_waits_for_the_hold() -> None:
+    """Speech over a reply is judged at its pause too, and transcribed on ASR's careful path (the
+    assistant's voice may be in it); the answer to it is held like any answer to an early end."""
     room = Room()
     ask(room)
     room.synthesize(room.stream(1, REPLY))
-    room.play(1, WORD)
+    room.play(1, 2 * WORD)
     utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
     room.tick(SpeechStarted(room.clock))
+    for _ in range(60):  # 1.2 s of speech
+        room.tick()
 
-    actions = room.tick(SpeechPaused(room.clock, utterance))
+    paused_at = room.clock
+    actions = room.tick(SpeechPaused(paused_at, utterance))
+    assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]
+    room.engine.handle(TurnEndJudged(2, COMPLETE))
+    actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
-    assert not any(isinstance(action, JudgeTurnEnd) for action in actions)
-    assert Transcribe(2, utterance, over_reply=True) in actions
+    assert [type(a) for a in actions] == [CancelTurn, StopPlayback, SendRequest, PausePlayback]
+    assert room.engine.turns[0].interrupted
+    assert room.engine.turns[0].spoken == " ".join(w.strip() for w in REPLY[:2])
+    assert room.engine.speech[-1].end == paused_at
+    assert not room.engine.assistant_audible()  # the new answer waits for the hold
+
+
+def test_a_scrap_over_the_reply_judged_finished_is_left_to_the_long_silence() -> None:
+    """Ending the turn on what the echo judgement would then throw away would resume the reply into
+    the user's pause: a scrap too short to be someone cutting in waits for the long silence."""
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 2 * WORD)
+    utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechPaused(room.clock, utterance))  # voiced for one 20 ms block
+
+    room.engine.handle(TurnEndJudged(2, COMPLETE))
+    assert room.engine.handle(TranscriptReady(2, "Sorry.")) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+    assert room.vad.utterances_ended == 0
 
 
 def test_a_question_in_the_quiet_is_transcribed_on_the_quick_path() -> None:

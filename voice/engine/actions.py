@@ -16,7 +16,7 @@ class Transcribe:
     """Run ASR on one utterance; answer with TranscriptReady in utterance order.
 
     ``over_reply``: said while a turn was in flight, so the assistant's voice may be in it (ASR's most
-    careful path; it has the long silence to finish in, as the turn is not judged early).
+    careful path, the slowest: when a cut-in ends at a short pause, its answer waits for it).
     """
 
     utterance: int

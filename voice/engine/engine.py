@@ -258,10 +258,10 @@ class Engine:
         return [PausePlayback(turn.number)]
 
     def _on_speech_paused(self, event: SpeechPaused) -> list[EngineAction]:
-        """Transcribe at the pause; judge whether the turn is over only when no turn is in flight.
+        """Transcribe at the pause and judge whether the turn is over, over a reply as in the quiet.
 
-        Speech over a turn in flight is left to the long silence: the reply is already paused for it,
-        and a cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request.
+        A cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request
+        and no sound: the answer is held, and the rest of the sentence discards it and joins the utterance.
         """
         return self.utterances.paused(event.sample, self._whole(event.utterance), self._over_reply())
 
@@ -292,11 +292,18 @@ class Engine:
     def _end_turn_at_pause(self) -> list[EngineAction]:
         """The turn was judged over at the pause: it ends there, as if the long silence had passed."""
         finished = self.utterances.finished_at_pause()
-        if finished is None or self.phase is not Phase.USER_SPEAKING:
+        if finished is None or self.phase is not Phase.USER_SPEAKING or self.utterances.open is None:
             return []
+        voiced_end, audio, text = finished
+        turn = self._turn
+        said = SpeechRecord(self.utterances.open.start, voiced_end)
+        if turn is not None and not self._echo.is_user(
+            text, said, turn.ledger, turn.record.barge_in is not None
+        ):
+            return []  # a scrap or echo over the reply: the long silence decides, or it resumes in the pause
         self._vad.end_utterance()
-        early = self._early = EarlyInput(*finished, self._over_reply())
-        actions = self._dispatch(SpeechEnded(*finished))
+        early = self._early = EarlyInput(voiced_end, audio, self._over_reply())
+        actions = self._dispatch(SpeechEnded(voiced_end, audio))
         self._early = None
         if self._turn is None or self._turn.early is not early:  # no turn waits on it: it is final
             self._tell_early(early)

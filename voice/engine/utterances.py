@@ -55,13 +55,12 @@ class Utterances:
         self.open = record
 
     def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
-        """The user may have finished: transcribe now (and, unless ``over_reply``, ask whether the turn
-        is over), while endpointing still waits to be sure."""
+        """The user may have finished: transcribe now and ask whether the turn is over, while
+        endpointing still waits to be sure (``over_reply``: ASR takes its careful path)."""
         stale = self._drop_speculation()
         self._asked += 1
         self._speculation = _Offer(self._asked, sample, audio)
-        judging: list[EngineAction] = [] if over_reply else [JudgeTurnEnd(self._asked, audio)]
-        return [*stale, Transcribe(self._asked, audio, over_reply), *judging]
+        return [*stale, Transcribe(self._asked, audio, over_reply), JudgeTurnEnd(self._asked, audio)]
 
     def resumed(self) -> list[EngineAction]:
         """The user went on after the pause: its offer and any judgement of it no longer count."""
@@ -72,8 +71,9 @@ class Utterances:
         if offer is not None and offer.transcription == event.utterance:  # else the user went on
             offer.judged_complete = event.probability > COMPLETE_ABOVE
 
-    def finished_at_pause(self) -> tuple[int, AudioBlock] | None:
-        """(voiced end, audio) of the offer if the model heard a finished turn and whisper a whole sentence.
+    def finished_at_pause(self) -> tuple[int, AudioBlock, str] | None:
+        """(voiced end, audio, transcript) of the offer if the model heard a finished turn and whisper a
+        whole sentence.
 
         Both are asked because each misreads some pauses (the model hears "I was wondering" as complete;
         whisper writes "I was wondering..."); otherwise the VAD's long silence decides, as without a model.
@@ -84,7 +84,7 @@ class Utterances:
         early = self._early.get(offer.transcription)
         if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
             return None
-        return offer.voiced_end, offer.audio
+        return offer.voiced_end, offer.audio, early.text
 
     def ended(
         self, sample: int, audio: AudioBlock, over_reply: bool
