@@ -177,20 +177,25 @@ def test_a_broken_model_is_reported_and_silence_ends_the_turn() -> None:
     assert "model file unreadable" in failure.message
 
 
-def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_waits_for_the_hold() -> None:
-    """Speech over a reply is judged at its pause too, and transcribed on ASR's careful path (the
-    assistant's voice may be in it); the answer to it is held like any answer to an early end."""
-    room = Room()
+def paused_over_the_reply(room: Room, blocks: int) -> tuple[AudioBlock, list[EngineAction]]:
+    """Two words of the reply play, the user speaks for ``blocks`` more blocks and pauses: the pause's
+    utterance and what the engine asked for at it."""
     ask(room)
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 2 * WORD)
     utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
     room.tick(SpeechStarted(room.clock))
-    for _ in range(60):  # 1.2 s of speech
+    for _ in range(blocks):
         room.tick()
+    return utterance, room.tick(SpeechPaused(room.clock, utterance))
 
-    paused_at = room.clock
-    actions = room.tick(SpeechPaused(paused_at, utterance))
+
+def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_waits_for_the_hold() -> None:
+    """Speech over a reply is judged at its pause too, and transcribed on ASR's careful path (the
+    assistant's voice may be in it); the answer to it is held like any answer to an early end."""
+    room = Room()
+    utterance, actions = paused_over_the_reply(room, blocks=60)  # 1.2 s of speech
+    paused_at = room.clock - BLOCK
     assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
@@ -206,12 +211,7 @@ def test_a_scrap_over_the_reply_judged_finished_is_left_to_the_long_silence() ->
     """Ending the turn on what the echo judgement would then throw away would resume the reply into
     the user's pause: a scrap too short to be someone cutting in waits for the long silence."""
     room = Room()
-    ask(room)
-    room.synthesize(room.stream(1, REPLY))
-    room.play(1, 2 * WORD)
-    utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechPaused(room.clock, utterance))  # voiced for one 20 ms block
+    paused_over_the_reply(room, blocks=0)  # voiced for one 20 ms block
 
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     assert room.engine.handle(TranscriptReady(2, "Sorry.")) == []

@@ -25,7 +25,3 @@ class EarlyInput:
     pending_before: str | None = None  # the conversation's pending input before this input
     untold: list[StreamEvent] = field(default_factory=list)  # speech stopped, transcript, response
     told: bool = False  # the stream heard of it (the hold passed, or the turn failed or was cut)
-
-    def continued_by(self, later: AudioBlock) -> AudioBlock:
-        """The whole utterance: this input's audio, then what the user said after the pause."""
-        return self.audio.followed_by(later)

@@ -267,7 +267,7 @@ class Engine:
 
     def _whole(self, utterance: AudioBlock) -> AudioBlock:
         """The utterance from its start, before any pause the user went on from."""
-        return utterance if self._continuing is None else self._continuing.continued_by(utterance)
+        return utterance if self._continuing is None else self._continuing.audio.followed_by(utterance)
 
     def _over_reply(self) -> bool:
         """The assistant's voice may be in the utterance: a turn is in flight, or was when it began."""
@@ -292,18 +292,17 @@ class Engine:
     def _end_turn_at_pause(self) -> list[EngineAction]:
         """The turn was judged over at the pause: it ends there, as if the long silence had passed."""
         finished = self.utterances.finished_at_pause()
-        if finished is None or self.phase is not Phase.USER_SPEAKING or self.utterances.open is None:
+        if finished is None or self.phase is not Phase.USER_SPEAKING:
             return []
-        voiced_end, audio, text = finished
+        said, audio, text = finished
         turn = self._turn
-        said = SpeechRecord(self.utterances.open.start, voiced_end)
         if turn is not None and not self._echo.is_user(
             text, said, turn.ledger, turn.record.barge_in is not None
         ):
             return []  # a scrap or echo over the reply: the long silence decides, or it resumes in the pause
         self._vad.end_utterance()
-        early = self._early = EarlyInput(voiced_end, audio, self._over_reply())
-        actions = self._dispatch(SpeechEnded(voiced_end, audio))
+        early = self._early = EarlyInput(said.end, audio, self._over_reply())
+        actions = self._dispatch(SpeechEnded(said.end, audio))
         self._early = None
         if self._turn is None or self._turn.early is not early:  # no turn waits on it: it is final
             self._tell_early(early)
@@ -316,7 +315,10 @@ class Engine:
         else:
             self._emit(event)
 
-    def _tell_early(self, early: EarlyInput) -> None:
+    def _tell_early(self, early: EarlyInput | None) -> None:
+        """The early input's turn is certain (or failed, or was cut): the stream hears what it held back."""
+        if early is None:
+            return
         for event in early.untold:
             self._emit(event)
         early.untold.clear()
@@ -495,7 +497,7 @@ class Engine:
     def _interrupt(self, turn: _Turn, discarded: bool = False) -> list[EngineAction]:
         """The user cut in: stop for good and keep exactly what they heard (``discarded``: a request
         sent at a pause the user went on from; its input is not final, so the stream never hears it)."""
-        if turn.early is not None and not discarded:
+        if not discarded:
             self._tell_early(turn.early)
         unknown = turn.early is not None and not turn.early.told  # the stream never heard of the turn
         heard = turn.ledger.heard()
@@ -560,8 +562,7 @@ class Engine:
 
     def _fail(self, turn: _Turn, reason: str, dispatch: str | None, notice: str) -> list[EngineAction]:
         """End the turn as failed: its words stay out of the history and the user's input stays pending."""
-        if turn.early is not None:
-            self._tell_early(turn.early)
+        self._tell_early(turn.early)
         heard = turn.ledger.heard()
         turn.record.error = reason
         turn.record.reply = turn.ledger.text.strip()
@@ -573,8 +574,7 @@ class Engine:
 
     def _on_llm_failed(self, event: LlmFailed) -> list[EngineAction]:
         turn = self._require_turn()
-        if turn.early is not None:  # the failure is told, so the turn it belongs to is too
-            self._tell_early(turn.early)
+        self._tell_early(turn.early)  # the failure is told, so the turn it belongs to is too
         heard = turn.ledger.heard()
         error = event.error
         self._emit(Failure(error.code.value, str(error), error.dispatch.value, error.retriable, self._now()))

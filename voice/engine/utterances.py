@@ -71,9 +71,9 @@ class Utterances:
         if offer is not None and offer.transcription == event.utterance:  # else the user went on
             offer.judged_complete = event.probability > COMPLETE_ABOVE
 
-    def finished_at_pause(self) -> tuple[int, AudioBlock, str] | None:
-        """(voiced end, audio, transcript) of the offer if the model heard a finished turn and whisper a
-        whole sentence.
+    def finished_at_pause(self) -> tuple[SpeechRecord, AudioBlock, str] | None:
+        """(the utterance up to its voiced end, its audio, its transcript) at the pause, if the model heard
+        a finished turn and whisper a whole sentence.
 
         Both are asked because each misreads some pauses (the model hears "I was wondering" as complete;
         whisper writes "I was wondering..."); otherwise the VAD's long silence decides, as without a model.
@@ -84,7 +84,7 @@ class Utterances:
         early = self._early.get(offer.transcription)
         if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
             return None
-        return offer.voiced_end, offer.audio, early.text
+        return SpeechRecord(self.open.start, offer.voiced_end), offer.audio, early.text
 
     def ended(
         self, sample: int, audio: AudioBlock, over_reply: bool
