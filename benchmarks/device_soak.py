@@ -14,7 +14,8 @@ Reported: ``turns`` against ``expected_turns`` (one per WAV played; 1.00 means n
 ``self_interruptions`` (interrupted turns nobody interrupted), the interrupting utterances' WER against
 the same WAVs transcribed alone, the reaction (estimated: the WAV's speech onset is placed on the mic
 clock with the paplay-to-VAD delay measured on the quiet questions, so it is approximate to a block or
-two), the device counters (overflows, underflows, re-alignments) and RSS at the start and the end.
+two), the device counters (overflows, underflows, re-alignments) and RSS at the start, the end and every
+``--rss-every-s`` (to tell a warm-up that levels off from growth that does not).
 
 Usage: python benchmarks/device_soak.py [--quiet-minutes 10] [--interruptions 60] [--after-s 2.5]
        [--against TREE]   (about quiet minutes + 11 s per interruption; twice that with --against,
@@ -365,7 +366,12 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             args.limit_minutes * 60,
         )
 
+        rss_series: list[list[float]] = []  # [seconds into the soak, MB]
+
         def on_block() -> None:
+            at = time.monotonic() - script.began
+            if not rss_series or at - rss_series[-1][0] >= args.rss_every_s:
+                rss_series.append([round(at), round(rss_mb())])
             script.tick()
             if script.done:
                 talk.stop()
@@ -397,7 +403,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         result = analyse(script, manifest, alone)
         result.update(
             wall_s=round(time.monotonic() - began, 1),
-            rss_mb={"start": round(rss_start), "end": round(rss_mb())},
+            rss_mb={"start": round(rss_start), "end": round(rss_mb()), "every": rss_series},
             errors={code: errors.count(code) for code in sorted(set(errors))},
             block_ms=block_summary(block_s[: min(blocks[0], BLOCK_TIMES_KEPT)] * 1000),
             devices=talk.device_counters(),
@@ -414,6 +420,7 @@ def main() -> int:
     parser.add_argument("--interruptions", type=int, default=60)
     parser.add_argument("--after-s", type=float, default=2.5, help="into each story before cutting in")
     parser.add_argument("--limit-minutes", type=float, default=40.0, help="stop there, done or not")
+    parser.add_argument("--rss-every-s", type=float, default=30.0, help="how often RSS is sampled")
     parser.add_argument("--lag", action="store_true", help="keep the mic and reference to report their lag")
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()
