@@ -14,6 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# Runs the script with setuptools' editable-install finder taken out: it would import a module the
+# other tree lacks from this one, so "before" would quietly include part of "after".
+WITHOUT_EDITABLE_FINDER = """
+import os, runpy, sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__name__", "").startswith("_Editable")]
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
 
 def run_against(tree: Path, script: str, argv: list[str]) -> dict[str, Any]:
     """``script`` with ``argv`` (without --against) on ``tree``'s voice package; its printed JSON."""
@@ -21,7 +31,8 @@ def run_against(tree: Path, script: str, argv: list[str]) -> dict[str, Any]:
         raise SystemExit(f"--against {tree}: no voice package there")
     env = {**os.environ, "PYTHONPATH": str(tree)}
     print(f"running {Path(script).name} against {tree} first...", file=sys.stderr, flush=True)
-    done = subprocess.run([sys.executable, script, *argv], env=env, stdout=subprocess.PIPE, check=True)
+    command = [sys.executable, "-c", WITHOUT_EDITABLE_FINDER, script, *argv]
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, check=True)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
