@@ -33,6 +33,7 @@ Usage: python benchmarks/barge_in.py [--keep DIR] [--voice-to-voice [--against T
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -348,7 +349,7 @@ def local_demo_run(models: SpeechModels, llm_config: LlmConfig, out: Path) -> Ti
         out,
         realtime=True,
         llm_config=llm_config,
-        models=SpeechModels(models.transcriber, synthesizer),
+        models=dataclasses.replace(models, synthesizer=synthesizer),  # keeps the end-of-turn model
     )
     return TimedRun(Run("demo", report, out, None), synthesizer.calls)
 
