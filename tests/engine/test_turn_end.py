@@ -40,7 +40,7 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import HOLD_AFTER_EARLY_END_MS, Engine, Phase
 from voice.engine.events import MicAudio, TranscriptReady, TurnEndJudged
-from voice.events import Failure, InputTranscript, StreamEvent
+from voice.events import Failure, InputTranscript, StateChanged, StreamEvent
 from voice.runtime import ActionRunner, Work
 from voice.turn_end.port import EndOfTurn
 
@@ -252,6 +252,27 @@ def test_a_reply_after_an_early_end_plays_only_once_the_pause_is_long() -> None:
     assert room.engine.phase is Phase.SPEAKING
 
 
+def test_the_stream_hears_the_user_stop_and_the_assistant_think_once_the_hold_has_passed() -> None:
+    room = Room()
+    ended_early_and_answered(room)
+    early = room.engine.take_events()
+    assert [e.type for e in early] == ["input.speech_started", "state"]  # still the user's turn
+    assert [e.state for e in early if isinstance(e, StateChanged)] == ["user_speaking"]
+
+    waited: list[EngineAction] = []
+    while not any(isinstance(action, ResumePlayback) for action in waited):
+        waited = room.tick()
+
+    told = [e for e in room.engine.take_events() if e.type != "response.heard"]
+    assert [getattr(e, "state", e.type) for e in told] == [
+        "input.speech_stopped",
+        "thinking",
+        "input.transcript",
+        "response.created",
+        "speaking",
+    ]
+
+
 def test_a_user_going_on_at_the_end_of_the_hold_is_not_answered_before_the_vad_calls_it_speech() -> None:
     """Resuming 480 ms into the pause, the user's voice becomes speech only some 200 ms later (the
     VAD's start window): the reply waits for that, past the long silence since the early end."""
@@ -320,3 +341,5 @@ def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_
         "response.created",
     ]
     assert [e.text for e in told if isinstance(e, InputTranscript)] == [whole]
+    # the assistant is seen thinking once, about the whole sentence, never in the user's pause
+    assert [e.state for e in told if isinstance(e, StateChanged)] == ["user_speaking", "thinking"]

@@ -3,8 +3,8 @@
 The end-of-turn model and whisper took the pause for the end of the turn, so the request goes out at
 once, but its reply plays only after the hold's silence. Until then the input is provisional: if the
 user goes on, the request is discarded unheard and the utterance continues as one, transcribed whole.
-So the stream hears that the user stopped, what they said and that a response is on its way only once
-the turn's end is certain; of a discarded request it hears nothing.
+So the stream hears that the user stopped, that the assistant is thinking, what they said and that a
+response is on its way only once the turn's end is certain; of a discarded request it hears nothing.
 """
 
 from __future__ import annotations
@@ -23,5 +23,5 @@ class EarlyInput:
     audio: AudioBlock  # the utterance so far, joined with what follows if they go on
     over_reply: bool  # said over a reply: what follows takes ASR's careful path too
     pending_before: str | None = None  # the conversation's pending input before this input
-    untold: list[StreamEvent] = field(default_factory=list)  # speech stopped, transcript, response
+    untold: list[StreamEvent] = field(default_factory=list)  # speech stopped, state, transcript, response
     told: bool = False  # the stream heard of it (the hold passed, or the turn failed or was cut)

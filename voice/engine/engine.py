@@ -162,6 +162,7 @@ class Engine:
         self._retry_policy = retry or RetryPolicy()
         self.rate = rate
         self._phase = Phase.LISTENING
+        self._told_state = Phase.LISTENING.value  # the state the stream last heard
         self._outbox: list[StreamEvent] = []
         self._input_end: int | None = None  # end of the utterance being taken as input
         self._early: EarlyInput | None = None  # input being taken at a short pause, until a turn holds it
@@ -181,10 +182,17 @@ class Engine:
         return self._phase
 
     def _enter(self, phase: Phase) -> None:
-        """The one place the phase changes (the stream hears of each change)."""
-        if phase is not self._phase:
-            self._phase = phase
-            self._emit(StateChanged(phase.value, self._now()))
+        """The one place the phase changes (the stream hears of each change).
+
+        A change made while input is taken early is told with that input, once the turn's end is certain:
+        a user who goes on within the hold never saw the assistant start thinking, so going back to
+        user_speaking tells nothing.
+        """
+        if phase is self._phase:
+            return
+        self._phase = phase
+        if self._early is not None or phase.value != self._told_state:
+            self._tell(StateChanged(phase.value, self._now()))
 
     def take_events(self) -> list[StreamEvent]:
         """What happened since the last call, for the event stream (design §7)."""
@@ -192,6 +200,8 @@ class Engine:
         return events
 
     def _emit(self, event: StreamEvent) -> None:
+        if isinstance(event, StateChanged):
+            self._told_state = event.state
         self._outbox.append(event)
 
     def _now(self, sample: int | None = None) -> float:
