@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from voice.asr.port import Transcriber
-from voice.asr.whisper import WhisperTranscriber
+from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
 from voice.llm.port import ChatSettings, SizedChatModel
-from voice.tts.piper_voice import PiperSynthesizer
+from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn
@@ -30,9 +31,15 @@ class SpeechModels:
     end_of_turn: EndOfTurn | None = None
 
 
-def load_speech_models() -> SpeechModels:
-    """The bundled tiny.en, en_US-joe-medium and Smart Turn v3.2, loaded and warmed up."""
-    return SpeechModels(WhisperTranscriber(), PiperSynthesizer(), SmartTurn())
+def load_speech_models(asr_model: str | None = None, tts_voice: str | None = None) -> SpeechModels:
+    """Whisper, piper and Smart Turn v3.2, loaded and warmed up.
+
+    ``asr_model`` is a whisper model directory (None: the bundled tiny.en); ``tts_voice`` a piper
+    ``.onnx`` with its ``.onnx.json`` beside it (None: the bundled en_US-joe-medium).
+    """
+    whisper = WhisperTranscriber(WhisperSettings(model=asr_model))
+    piper = PiperSynthesizer(PiperSettings(model=Path(tts_voice).expanduser() if tts_voice else None))
+    return SpeechModels(whisper, piper, SmartTurn())
 
 
 def make_engine(conversation: Conversation | None = None) -> Engine:
