@@ -12,6 +12,8 @@ from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.cancel import CancelToken
 from voice.conversation.items import NOT_RUN_INTERRUPTED, ToolCall, ToolResult, UserText
+from voice.conversation.log_view import render_session
+from voice.conversation.session_log import SessionLog, load_session
 from voice.engine.engine import Engine
 from voice.llm.port import ChatEvent, ChatRequest, Finished, TextDelta, ToolCallReady
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
@@ -38,7 +40,12 @@ class OrderDeskModel:
 
 
 def run_room(
-    scenario: Scenario, box: McpToolbox, model: OrderDeskModel | None = None, **room: bool
+    scenario: Scenario,
+    box: McpToolbox,
+    model: OrderDeskModel | None = None,
+    log: SessionLog | None = None,
+    *,
+    realtime: bool = False,
 ) -> SimulationResult:
     pipeline = Pipeline(
         OneAnswerTranscriber(),
@@ -48,19 +55,20 @@ def run_room(
         tools=box,
         tool_specs=box.specs,
     )
-    return RoomSimulation(scenario, pipeline, **room).run()
+    return RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log).run()
 
 
 def test_the_tools_are_offered_on_every_request_and_a_result_reaches_the_next(
-    orders: McpServerSettings,
+    orders: McpServerSettings, tmp_path: Path
 ) -> None:
     model = OrderDeskModel()
     scenario = Scenario(
         Path("order.json"), RealLlm(), (UserCue(None, at_s=0.5, text="Where is order 1234?"),), 12.0
     )
-    with McpToolbox([orders]) as box:
-        result = run_room(scenario, box, model)
+    with McpToolbox([orders]) as box, SessionLog.create(tmp_path / "session.jsonl") as log:
+        result = run_room(scenario, box, model, log)
         offered = box.specs
+    shown_in_log = render_session(load_session(tmp_path / "session.jsonl"))
 
     first, second = model.requests
     assert first.tools == offered
@@ -78,6 +86,10 @@ def test_the_tools_are_offered_on_every_request_and_a_result_reaches_the_next(
         ("tool.call", "lookup_order", None),
         ("tool.result", None, "Order 1234: two desk lamps, shipped on Tuesday, arriving Friday."),
     ]
+    assert (
+        '  tool call   lookup_order({"order_id": "1234"})\n'
+        "  tool result Order 1234: two desk lamps, shipped on Tuesday, arriving Friday.\n"
+    ) in shown_in_log
 
 
 def test_a_user_cutting_in_while_a_slow_tool_runs_gets_its_real_result_not_a_not_run(
