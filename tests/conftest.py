@@ -21,6 +21,15 @@ from voice.audio.pulse import private_pulse
 from voice.errors import DeviceError
 from voice.tts.piper_voice import PiperSynthesizer
 
+HEAVY_MARKERS = ("models", "device", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs a real model, device or browser is slow: `-m "not slow"` leaves it out."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in HEAVY_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def pulse_device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

@@ -217,6 +217,7 @@ def test_cut_in_speech_starts_while_the_reply_plays(path: Path) -> None:
             assert onset_s < reply_audio_s[entry["during_reply"] - 1] - 0.5
 
 
+@pytest.mark.slow
 def test_the_fixture_maker_regenerates_what_is_committed(tmp_path: Path) -> None:
     """``audio/make_fixtures.py`` run in a scratch folder rebuilds the committed audio and scenarios.
 
