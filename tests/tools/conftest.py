@@ -61,26 +61,34 @@ def free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="session")
-def home_url() -> Iterator[str]:
-    """The home server on a free loopback port, for the whole session."""
-    port = free_port()
+def start_home(port: int) -> subprocess.Popen[str]:
+    """The home server on ``port``, once it accepts connections."""
     process = subprocess.Popen(
         [sys.executable, str(HOME), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return process
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                _, err = process.communicate()
+                raise AssertionError(f"the home MCP server did not start: {err}") from None
+            time.sleep(0.1)
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    process.communicate(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def home_url() -> Iterator[str]:
+    """The home server on a free loopback port, for the whole session."""
+    process = start_home(port := free_port())
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"the home MCP server did not start: {process.stderr.read()}"
-                    ) from None
-                time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        process.communicate(timeout=10)
+        stop(process)

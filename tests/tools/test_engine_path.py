@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.cancel import CancelToken
@@ -92,6 +94,7 @@ def test_the_tools_are_offered_on_every_request_and_a_result_reaches_the_next(
     ) in shown_in_log
 
 
+@pytest.mark.slow
 def test_a_user_cutting_in_while_a_slow_tool_runs_gets_its_real_result_not_a_not_run(
     orders: McpServerSettings,
 ) -> None:

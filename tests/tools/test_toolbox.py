@@ -7,7 +7,9 @@ import sys
 import threading
 import time
 
-from tests.tools.conftest import Notes, orders_settings
+import pytest
+
+from tests.tools.conftest import Notes, free_port, orders_settings, start_home, stop
 from voice.cancel import CancelToken
 from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
 from voice.tools.mcp_settings import McpServerSettings
@@ -87,6 +89,34 @@ def test_a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_ne
     assert after.output != before  # a new process
     assert found.output.startswith("Order 3:")
     assert restarts == 1
+
+
+@pytest.mark.slow
+def test_an_http_server_that_dies_mid_call_fails_that_call_and_is_reached_again_once_back() -> None:
+    port = free_port()
+    first = start_home(port)
+    try:
+        with McpToolbox([McpServerSettings("home", url=f"http://127.0.0.1:{port}/mcp", timeout_s=5)]) as box:
+            before = call(box, "server_pid").output
+            crashed = call(box, "reboot_hub")
+            first.wait(5)
+            while_down = call(box, "server_pid")
+            second = start_home(port)
+            try:
+                deadline = time.monotonic() + 20
+                while box.restarts("home") == 0 and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                after = call(box, "server_pid")
+            finally:
+                stop(second)
+    finally:
+        stop(first)
+
+    assert crashed.output == "Failed: the home tool server stopped during the call; it may have taken effect."
+    assert while_down.failed
+    assert while_down.output.startswith("Failed: the home tool server is not running")
+    assert not after.failed
+    assert after.output != before
 
 
 def test_only_allow_listed_tools_are_offered_or_run(notes: Notes) -> None:

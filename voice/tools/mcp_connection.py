@@ -47,12 +47,12 @@ class McpConnection:
         self.settings = settings
         self._environ = environ
         self._session: ClientSession | None = None
-        self._up = asyncio.Event()
         self._lost: asyncio.Event = asyncio.Event()  # tells the holding task to let the connection go
         self._holder: asyncio.Task[None] | None = None
         self._restarter: asyncio.Task[None] | None = None
         self._closing = False
         self.down_because = "not started"
+        self._settled = asyncio.Event()  # the latest (re)start attempt ended, either way
         self.restarts = 0
 
     @property
@@ -69,17 +69,18 @@ class McpConnection:
             listed = await session.list_tools()
         except Exception as exc:
             await self._let_go()
+            self._settled.set()
             raise ServerDown(_why(exc, self.settings.timeout_s)) from exc
         self._session = session
-        self._up.set()
+        self._settled.set()
         return listed.tools
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallOutcome:
         """Run ``tool``; a dead server fails this call clearly and is started again for later ones."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._up.wait(), timeout_s)
+        with contextlib.suppress(TimeoutError):  # a restart under way may bring it back in time
+            await asyncio.wait_for(self._settled.wait(), timeout_s)
         session = self._session
         if session is None:
             why = self.down_because
@@ -150,8 +151,8 @@ class McpConnection:
         if self._session is not session or self._closing:
             return
         self._session = None
-        self._up.clear()
         self.down_because = why
+        self._settled.clear()
         self._lost.set()
         self._restarter = asyncio.create_task(self._restart(), name=f"mcp-{self.name}-restart")
 
@@ -163,7 +164,7 @@ class McpConnection:
             try:
                 await self.start()
             except ServerDown as exc:
-                self.down_because = f"restarting failed: {exc}"
+                self.down_because = f"restarting failed: {exc}"  # calls fail at once while it keeps trying
                 delay = min(delay * 2, LAST_RESTART_S)
                 continue
             self.restarts += 1
@@ -171,7 +172,6 @@ class McpConnection:
 
     async def _let_go(self) -> None:
         self._session = None
-        self._up.clear()
         self._lost.set()
         holder, self._holder = self._holder, None
         if holder is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import re
 import sys
@@ -29,6 +30,10 @@ from voice.tools.mcp_settings import McpServerSettings
 CLOSE_WAIT_S = 15.0  # shutting down: cancel notifications sent and processes ended within this
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _T = TypeVar("_T")
+
+# The SDK's own warnings (a session that could not be ended politely, ...) are not for the user's terminal:
+# the toolbox says in one line what matters. An application that configures logging still gets them.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 def say_on_stderr(line: str) -> None:

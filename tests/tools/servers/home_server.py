@@ -5,6 +5,8 @@ Its ``whoami`` tool answers with the Authorization header it was sent.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -30,6 +32,19 @@ def whoami(ctx: Context) -> str:
     request = ctx.request_context.request
     headers = getattr(request, "headers", {}) if request is not None else {}
     return f"Authorization: {headers.get('authorization', 'none')}"
+
+
+@server.tool()
+async def reboot_hub() -> str:
+    """Reboot the home hub: the server goes away while the call runs."""
+    await asyncio.sleep(0.2)
+    os._exit(3)
+
+
+@server.tool()
+def server_pid() -> str:
+    """The process id of this server."""
+    return str(os.getpid())
 
 
 if __name__ == "__main__":
