@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def notes(tmp_path: Path) -> Notes:
     return Notes(tmp_path / "orders-notes.txt")
 
 
-def orders_settings(notes: Notes, **changes: object) -> McpServerSettings:
+def orders_settings(notes: Notes, **changes: Any) -> McpServerSettings:
     settings = McpServerSettings(
         "orders", command=(sys.executable, str(ORDERS)), env=(("ORDERS_NOTES", str(notes.path)),)
     )

@@ -70,7 +70,7 @@ def run_scenario(
             config = llm_config or real_llm_config(scenario.llm)
             chat_model = stack.enter_context(open_chat_model(config))
             settings = ChatSettings(temperature=0.0, max_tokens=scenario.llm.max_tokens)
-            budget = context_budget(chat_model, settings)
+            budget = context_budget(chat_model, settings, toolbox.specs)
         # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
         echo_canceller = WebRtcEchoCanceller() if scenario.room.echo_gain_db is not None else None
         pipeline = Pipeline(
