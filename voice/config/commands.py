@@ -15,6 +15,7 @@ from voice.config.template import render_template
 from voice.config.toml_text import toml_value
 from voice.errors import ConfigError
 from voice.llm.config import add_llm_arguments
+from voice.tools.mcp_settings import McpServerSettings
 
 MASK = "********"
 
@@ -60,18 +61,23 @@ def describe(settings: Settings) -> list[str]:
         rows.append(("llm.headers", toml_value({name: MASK for name, _ in llm.extra_headers})))
     if settings.kiosk.token is not None:
         rows.append(("kiosk.token", toml_value(MASK)))
-    for server in settings.mcp_servers:
-        table: dict[str, Any] = {"command": server.command} if server.command else {"url": server.url}
-        if server.env:
-            table["env"] = {name: MASK for name, _ in server.env}
-        if server.headers_env:
-            table["headers_env"] = dict(server.headers_env)  # variable names, not their values
-        table["timeout_s"] = server.timeout_s
-        if server.tools is not None:
-            table["tools"] = server.tools
-        rows.append((f"mcp.servers.{server.name}", toml_value(table)))
-    width = max(len(f"{name} = {value}") for name, value in rows)
+    width = max(len(f"{name} = {value}") for name, value in rows)  # MCP tables are long: they run on
+    rows += [
+        (f"mcp.servers.{server.name}", toml_value(_server_table(server))) for server in settings.mcp_servers
+    ]
     return [f"{f'{name} = {value}':<{width}}  # {settings.source(name)}" for name, value in rows]
+
+
+def _server_table(server: McpServerSettings) -> dict[str, Any]:
+    table: dict[str, Any] = {"command": server.command} if server.command else {"url": server.url}
+    if server.env:
+        table["env"] = {name: MASK for name, _ in server.env}
+    if server.headers_env:
+        table["headers_env"] = dict(server.headers_env)  # variable names, not their values
+    table["timeout_s"] = server.timeout_s
+    if server.tools is not None:
+        table["tools"] = server.tools
+    return table
 
 
 def _shown(value: Any) -> str:

@@ -14,6 +14,7 @@ from voice.config.file import ConfigFile, default_path, find_config_file
 from voice.config.keys import KEYS, SECRETS, BadValue, Key
 from voice.errors import ConfigError
 from voice.kiosk.security import TOKEN_ENV
+from voice.kiosk.sessions import default_folder
 from voice.llm.config import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
 from voice.tools.mcp_settings import McpServerSettings
 
@@ -36,7 +37,7 @@ class KioskSettings:
     allow_origins: tuple[str, ...]
     fresh_after_s: float
     wake: str | None
-    sessions: Path | None  # None: the default folder
+    sessions: Path
     keep_sessions: int
     token: str | None = field(default=None, repr=False)
 
@@ -128,7 +129,7 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
             allow_origins=tuple(value["kiosk.allow_origins"]),
             fresh_after_s=value["kiosk.fresh_after_s"],
             wake=value["kiosk.wake"],
-            sessions=Path(sessions).expanduser() if sessions is not None else None,
+            sessions=Path(sessions).expanduser() if sessions is not None else default_folder(),
             keep_sessions=value["kiosk.keep_sessions"],
             token=environ.get(TOKEN_ENV) or None,
         ),

@@ -21,7 +21,7 @@ from voice.kiosk.audio import AudioSetup, audio_setup
 from voice.kiosk.keeper import KeeperSettings, SessionKeeper
 from voice.kiosk.security import check_bind
 from voice.kiosk.server import KioskServer, ServerSettings
-from voice.kiosk.sessions import SessionFiles, default_folder
+from voice.kiosk.sessions import SessionFiles
 from voice.llm.config import LlmConfig, add_llm_arguments
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
@@ -43,7 +43,7 @@ def _kiosk(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     kiosk = configured.kiosk
     check_bind(kiosk.host, kiosk.token)
-    files = SessionFiles(kiosk.sessions or default_folder(), kiosk.keep_sessions)
+    files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
     if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
     devices = DeviceSettings(configured.input_device, configured.output_device)
