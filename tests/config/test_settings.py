@@ -183,3 +183,23 @@ def test_a_bad_flag_or_variable_is_one_line_naming_it(
     with pytest.raises(ConfigError, match=complaint) as raised:
         settings_for(argv, environ)
     assert "\n" not in str(raised.value)
+
+
+def test_relative_paths_in_the_file_are_beside_the_file(tmp_path: Path) -> None:
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    path = folder / "config.toml"
+    path.write_text(
+        '[llm]\ngguf = "models/tiny.gguf"\n[asr]\nmodel = "whisper/base"\n'
+        '[tts]\nvoice = "amy.onnx"\n[kiosk]\nsessions = "/var/kiosk"\n'
+    )
+    settings = settings_for(["kiosk", "--config", str(path)])
+
+    assert settings.llm.gguf == folder / "models" / "tiny.gguf"
+    assert settings.asr_model == str(folder / "whisper" / "base")
+    assert settings.tts_voice == str(folder / "amy.onnx")
+    assert settings.kiosk.sessions == Path("/var/kiosk")
+
+    named = settings_for(["kiosk", "--config", str(path), "--tts-voice", "piper-en_GB-alba-medium"])
+    assert named.tts_voice == "piper-en_GB-alba-medium"
+    assert named.asr_model == str(folder / "whisper" / "base")

@@ -77,12 +77,20 @@ def check_document(document: Mapping[str, Any], path: Path) -> ConfigFile:
             if key is None:
                 raise ConfigError(f"{path}: unknown key {dotted}")
             try:
-                values[dotted] = key.check(value)
+                checked = key.check(value)
             except BadValue as exc:
                 raise ConfigError(f"{path}: {dotted} {exc}") from exc
+            values[dotted] = (
+                _beside(path, checked) if isinstance(checked, str) and key.is_path(checked) else checked
+            )
     if "llm.url" in values and "llm.gguf" in values:
         raise ConfigError(f"{path}: give llm.url or llm.gguf (a model to run locally), not both")
     return ConfigFile(path, values, servers)
+
+
+def _beside(path: Path, value: str) -> str:
+    """A relative path in the file means one next to the file, wherever voice runs from."""
+    return os.fspath(path.parent / value) if not value.startswith("~") else value
 
 
 def _mcp_servers(table: Any, path: Path) -> tuple[McpServerSettings, ...]:

@@ -33,6 +33,7 @@ class Key:
     flag: str | None = None  # the flag as typed
     dest: str | None = None  # its argparse attribute
     from_text: Callable[[str], Any] = str.strip  # how text from the environment or a flag reads
+    is_path: Callable[[str], bool] = lambda value: False  # a relative one in a file is beside the file
 
     @property
     def section(self) -> str:
@@ -72,6 +73,15 @@ def whole(low: int, high: int) -> Check:
 def whole_text(text: str) -> int | str:
     """Digits as a number; anything else stays text, for the check to refuse by name."""
     return int(text) if text.strip().isdigit() else text.strip()
+
+
+def always(value: str) -> bool:
+    return True
+
+
+def slashed(value: str) -> bool:
+    """A name (``whisper-base.en``) has no slash; a path to a folder or an ``.onnx`` file may not either."""
+    return "/" in value or value.endswith(".onnx")
 
 
 def seconds(value: Any) -> float:
@@ -122,7 +132,7 @@ KEYS = (
     ),
     Key(
         "llm.gguf", text, None, "a GGUF file for the embedded server (instead of url)", "~/models/model.gguf",
-        ENV_GGUF, "--llm-gguf", "llm_gguf",
+        ENV_GGUF, "--llm-gguf", "llm_gguf", is_path=always,
     ),
     Key(
         "llm.context_tokens", whole(1, 10_000_000), None,
@@ -146,12 +156,12 @@ KEYS = (
     Key(
         "asr.model", text, None,
         "whisper: a models.txt name (whisper-base.en), a size (small.en) or a model folder; unset: tiny.en",
-        "whisper-base.en", flag="--asr-model", dest="asr_model",
+        "whisper-base.en", flag="--asr-model", dest="asr_model", is_path=slashed,
     ),
     Key(
         "tts.voice", text, None,
         "piper: a models.txt name or a .onnx file with its .onnx.json beside it; unset: en_US-joe-medium",
-        "piper-en_US-lessac-medium", flag="--tts-voice", dest="tts_voice",
+        "piper-en_US-lessac-medium", flag="--tts-voice", dest="tts_voice", is_path=slashed,
     ),
     Key(
         "kiosk.host", text, "127.0.0.1",
@@ -182,7 +192,7 @@ KEYS = (
     ),
     Key(
         "kiosk.sessions", text, None, "the kiosk's session log folder; unset: ~/.local/state/voice/kiosk",
-        "~/kiosk-sessions", flag="--sessions", dest="sessions",
+        "~/kiosk-sessions", flag="--sessions", dest="sessions", is_path=always,
     ),
     Key(
         "kiosk.keep_sessions", whole(1, 1_000_000), KEEP, "session logs kept; the oldest go first",
