@@ -98,3 +98,8 @@ def test_a_bad_default_file_is_not_ignored(config_home: Path) -> None:
 
     with pytest.raises(ConfigError, match=f"{path}: unknown key asr.modle"):
         load_settings(build_parser().parse_args(["chat"]), {})
+
+
+def test_an_endless_quiet_time_is_out_of_range(write_config: WriteConfig) -> None:
+    with pytest.raises(ConfigError, match=r"kiosk\.fresh_after_s must be .* \(at most 31536000\), not inf"):
+        load(write_config("[kiosk]\nfresh_after_s = inf\n"))

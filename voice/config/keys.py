@@ -14,6 +14,7 @@ from voice.kiosk.sessions import KEEP
 from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 
 Check = Callable[[Any], Any]
+YEAR_S = 365 * 86400  # longer is a mistake (and keeps inf out)
 
 
 class BadValue(ValueError):
@@ -76,17 +77,18 @@ def whole_text(text: str) -> int | str:
 
 
 def always(value: str) -> bool:
+    """Every value of this key is a path."""
     return True
 
 
 def slashed(value: str) -> bool:
-    """A name (``whisper-base.en``) has no slash; a path to a folder or an ``.onnx`` file may not either."""
+    """A path has a slash or names an ``.onnx`` file; anything else is a models.txt name or a size."""
     return "/" in value or value.endswith(".onnx")
 
 
 def seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400 * 365:
-        raise BadValue(f"must be a number of seconds above 0, not {_show(value)}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= YEAR_S:
+        raise BadValue(f"must be a number of seconds above 0 (at most {YEAR_S}), not {_show(value)}")
     return float(value)
 
 
