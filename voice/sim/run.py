@@ -24,7 +24,7 @@ from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
 from voice.sim.scenario import RealLlm, Scenario
 from voice.tools.mcp_settings import McpServerSettings
-from voice.tools.toolbox import McpToolbox
+from voice.tools.toolbox import McpToolbox, say_on_stderr
 
 OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl", "events.jsonl")
 
@@ -87,6 +87,8 @@ def run_scenario(
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
         simulation = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log)
+        for line in toolbox.failures:
+            say_on_stderr(line)
         simulation.say_failures(toolbox.failures)
         result = simulation.run()
     return write_outputs(result, out)

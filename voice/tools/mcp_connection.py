@@ -23,6 +23,7 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Tool
 from voice.tools.mcp_results import result_text
 from voice.tools.mcp_settings import McpServerSettings
 
+START_TIMEOUT_S = 20.0  # at least: a server may take longer to start than one of its calls may run
 FIRST_RESTART_S = 0.5
 LAST_RESTART_S = 30.0
 TIMED_OUT = "Failed: timed out; it may have taken effect."
@@ -60,17 +61,19 @@ class McpConnection:
         return self.settings.name
 
     async def start(self) -> list[Tool]:
-        """Connect and list the server's tools, within its timeout; raises ServerDown saying why."""
+        """Connect and list the tools (within 20 s, or the timeout if longer); ServerDown says why not."""
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self._lost = asyncio.Event()
         self._holder = asyncio.create_task(self._hold(ready, self._lost), name=f"mcp-{self.name}")
+        limit = max(self.settings.timeout_s, START_TIMEOUT_S)
         try:
-            session = await asyncio.wait_for(asyncio.shield(ready), self.settings.timeout_s)
-            listed = await session.list_tools()
+            async with asyncio.timeout(limit):
+                session = await asyncio.shield(ready)
+                listed = await session.list_tools()
         except Exception as exc:
             await self._let_go()
             self._settled.set()
-            raise ServerDown(_why(exc, self.settings.timeout_s)) from exc
+            raise ServerDown(_why(exc, limit)) from exc
         self._session = session
         self._settled.set()
         return listed.tools
@@ -125,7 +128,7 @@ class McpConnection:
                     await lost.wait()
             except Exception as exc:
                 if not ready.done():
-                    ready.set_exception(_StartFailed(_why(exc, self.settings.timeout_s), _last_line(errlog)))
+                    ready.set_exception(_StartFailed(_why(exc, START_TIMEOUT_S), _last_line(errlog)))
 
     @contextlib.asynccontextmanager
     async def _transport(self, errlog: TextIO) -> AsyncIterator[Any]:
@@ -176,7 +179,7 @@ class McpConnection:
         holder, self._holder = self._holder, None
         if holder is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(holder, 10.0)
+                await asyncio.wait_for(holder, 10.0)  # past that it is cancelled: a stuck start goes too
 
 
 class _StartFailed(Exception):

@@ -51,7 +51,8 @@ class _Route:
 class McpToolbox:
     """Every configured MCP server, started on entry and stopped on exit; call it as the engine's tools.
 
-    ``failures`` holds one line per server that did not start; ``say`` prints lines worth a log.
+    ``failures`` holds one line per server that did not start, for the caller to show (the event
+    stream's ``error`` events); ``say`` prints what else is worth a log line (abandoned calls).
     """
 
     def __init__(
@@ -85,7 +86,7 @@ class McpToolbox:
         self.close()
 
     def open(self) -> None:
-        """Start every server and list its tools; each that fails is said in one line and left out."""
+        """Start every server and list its tools; each that fails is one line in ``failures``, left out."""
         if not self._servers:
             return
         loop = self._loop = asyncio.new_event_loop()
@@ -101,8 +102,6 @@ class McpToolbox:
                 continue
             offered += self._allowed(connection, tools)
         self.failures = tuple(failures)
-        for line in failures:
-            self._say(line)
         self._offer(offered)
 
     def close(self) -> None:
@@ -138,9 +137,9 @@ class McpToolbox:
         with self._lock:
             self._running[future] = what
 
-        def abandon(reason: str) -> None:
+        def abandon(reason: str) -> None:  # the turn was let go (a reset, or the user moved on too long ago)
             if future.cancel():
-                self._say(f"{what} abandoned ({reason}); its server was told to cancel it")
+                self._say(f"{what} abandoned; its server was told to cancel it")
 
         unsubscribe = cancel.on_cancel(abandon)
         try:

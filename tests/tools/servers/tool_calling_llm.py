@@ -2,8 +2,9 @@
 
 The bundled SmolLM2-135M cannot call tools through llama.cpp's streaming API, so tests and demos of
 MCP tools use this. Asked about an order with a number while ``lookup_order`` (or any offered tool
-ending in ``lookup_order``) is offered, it streams that call; given a tool result, it streams an
-answer built from the result. Otherwise it says what it can do.
+ending in ``lookup_order``) is offered, it streams that call (``slow_lookup`` for an order in the
+archive); given a tool result, it streams an answer built from the result. Otherwise it says what it
+can do.
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ def reply_to(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     if last["role"] == "tool":
         return f"I looked it up. {last['content']}", None
     offered = [tool["function"]["name"] for tool in body.get("tools", [])]
-    lookup = next((name for name in offered if name.endswith("lookup_order")), None)
-    number = re.search(r"\d+", str(last.get("content", "")))
+    asked = str(last.get("content", ""))
+    wanted = "slow_lookup" if "archive" in asked else "lookup_order"
+    lookup = next((name for name in offered if name.endswith(wanted)), None)
+    number = re.search(r"\d+", asked)
     if last["role"] == "user" and lookup and number:
-        return "Let me look that up.", {"name": lookup, "arguments": json.dumps({"order_id": number.group()})}
+        arguments: dict[str, Any] = {"order_id": number.group()}
+        if wanted == "slow_lookup":
+            arguments["seconds"] = 60
+        return "Let me look that up.", {"name": lookup, "arguments": json.dumps(arguments)}
     return "I can look up an order if you tell me its number.", None
 
 
