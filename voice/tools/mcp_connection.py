@@ -102,7 +102,7 @@ class McpConnection:
                 )
             return CallOutcome(f"Failed: {exc.message}", True)
         if not isinstance(result, CallToolResult):
-            return CallOutcome("Failed: the server asked for input a voice assistant cannot give.", True)
+            return CallOutcome("Failed: the server answered in a form voice cannot read.", True)
         text = result_text(result)
         return CallOutcome(f"Failed: {text}" if result.is_error else text, result.is_error)
 
