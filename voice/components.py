@@ -38,8 +38,12 @@ def load_speech_models(asr_model: str | None = None, tts_voice: str | None = Non
     bundled tiny.en); ``tts_voice`` a models.txt name or a piper ``.onnx`` with its ``.onnx.json`` beside it
     (None: the bundled en_US-joe-medium). A model that is missing or corrupt is a one-line ModelError.
     """
-    whisper = WhisperTranscriber(WhisperSettings(model=resolve.asr_model(asr_model)))
-    piper = PiperSynthesizer(PiperSettings(model=resolve.tts_voice(tts_voice)))
+    whisper_model, piper_voice = (
+        resolve.asr_model(asr_model),
+        resolve.tts_voice(tts_voice),
+    )  # before any loads
+    whisper = WhisperTranscriber(WhisperSettings(model=whisper_model))
+    piper = PiperSynthesizer(PiperSettings(model=piper_voice))
     return SpeechModels(whisper, piper, SmartTurn())
 
 

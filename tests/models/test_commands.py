@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.models.server import Served
 from tests.models.wheels import publish
+from voice.asr.whisper import bundled_model_dir
 from voice.cli import main
-from voice.models.catalog import load_catalog
+from voice.components import load_speech_models
+from voice.errors import ModelError
+from voice.models import resolve
+from voice.models.catalog import load_catalog, parse_catalog
+from voice.models.store import sha256_of
+
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 
 Capture = pytest.CaptureFixture[str]
 
@@ -84,3 +92,26 @@ def test_pull_of_an_unknown_name_is_one_line(data_home: Path, capsys: Capture) -
     assert capsys.readouterr().err == (
         "voice: error: no model named 'whisper-huge' in models.txt (`voice models` lists them)\n"
     )
+
+
+def test_start_up_with_a_model_not_pulled_is_one_line_before_anything_loads(data_home: Path) -> None:
+    with pytest.raises(ModelError) as missing:
+        load_speech_models("whisper-base", "piper-en_US-joe-medium")
+    assert str(missing.value) == "asr model whisper-base is not present: run `voice models pull whisper-base`"
+    with pytest.raises(ModelError, match=r"models\.txt has no sha256 to pull it"):
+        load_speech_models(None, "piper-en_GB-alba-medium")
+
+
+@pytest.mark.models
+def test_transcribe_takes_a_pulled_model_by_name(
+    data_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
+    where = data_home / "whisper-pulled"  # a copy of the bundled tiny.en, as a pull would leave it
+    shutil.copytree(bundled_model_dir(), where)
+    line = (
+        "whisper-pulled | asr | model.bin config.json tokenizer.json vocabulary.txt | "
+        f"https://huggingface.co/a/b/resolve/main/ | {sha256_of(where / 'model.bin')} | MIT"
+    )
+    monkeypatch.setattr(resolve, "load_catalog", lambda: parse_catalog(line))
+    assert main(["transcribe", str(AUDIO / "tokyo-pause.wav"), "--model", "whisper-pulled"]) == 0
+    assert capsys.readouterr().out.strip().rstrip(".") == "I was wondering what time it is in Tokyo"

