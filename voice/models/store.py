@@ -23,6 +23,11 @@ def folder(entry: ModelEntry, store: Path) -> Path | None:
     return store / entry.name
 
 
+def partial_folder(entry: ModelEntry, store: Path) -> Path:
+    """Where a pull of ``entry`` collects its files until they are whole and checked."""
+    return store / f"{entry.name}.partial"
+
+
 def present(entry: ModelEntry, store: Path) -> Path | None:
     """The folder of ``entry`` if every one of its files is there, else None."""
     where = folder(entry, store)
