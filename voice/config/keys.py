@@ -157,7 +157,7 @@ KEYS = (
     ),
     Key(
         "asr.model", text, None,
-        "whisper: a models.txt name (whisper-base: `voice models pull whisper-base`), a size (small.en) or a model folder; unset: tiny.en",
+        "whisper: a models.txt name (whisper-base, once pulled), a size or a model folder; unset: tiny.en",
         "whisper-base", flag="--asr-model", dest="asr_model", is_path=slashed,
     ),
     Key(
