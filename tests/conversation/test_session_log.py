@@ -210,3 +210,33 @@ def test_a_slow_fsync_never_holds_up_the_turn_that_asked_for_it(tmp_path: Path) 
     log.close()
     events = load_session(tmp_path / "slow.jsonl").events
     assert [type(logged.event).__name__ for logged in events] == ["InputReceived", "TurnStarted"]
+
+
+class StuckWriteLog(SessionLog):
+    """A log whose writes hang until released, like a disk whose page cache is full of dirty pages."""
+
+    disk_free = threading.Event()
+
+    def _write(self, seq: int, body: dict[str, object]) -> None:
+        self.disk_free.wait(timeout=30)
+        super()._write(seq, body)
+
+
+def test_a_slow_write_never_holds_up_the_caller_and_lines_keep_their_order(tmp_path: Path) -> None:
+    StuckWriteLog.disk_free.set()
+    log = StuckWriteLog.create(tmp_path / "slow.jsonl")
+    StuckWriteLog.disk_free.clear()
+    conversation = Conversation()
+    conversation.submit("What's the weather?")
+    conversation.add_text("Tomorrow starts dry.")
+    conversation.note_heard("Tomorrow", 1.0)
+    conversation.note_heard("Tomorrow starts", 1.5)
+
+    log.append_all(conversation.take_events())  # returns while the writer waits on the disk
+
+    assert load_session(tmp_path / "slow.jsonl").events == ()
+    StuckWriteLog.disk_free.set()
+    log.flush()
+    kinds = [type(logged.event).__name__ for logged in load_session(tmp_path / "slow.jsonl").events]
+    assert kinds == ["InputReceived", "TurnStarted", "ReplyHeard", "ReplyHeard"]
+    log.close()
