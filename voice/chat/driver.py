@@ -190,8 +190,10 @@ class DeviceConversation:
                 if limit is not None and block.end >= limit:
                     return
         finally:  # also when cancelled (Ctrl-C under asyncio.run)
-            self.end_session()
-            self._close()
+            try:
+                self.end_session()
+            finally:
+                self._close()
 
     async def _next_block(self) -> AudioBlock | None:
         """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S."""
