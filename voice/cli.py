@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "voice.chat.commands",
     "voice.kiosk.commands",
     "voice.config.commands",
+    "voice.models.commands",
 )
 
 

@@ -157,8 +157,8 @@ KEYS = (
     ),
     Key(
         "asr.model", text, None,
-        "whisper: a models.txt name (whisper-base.en), a size (small.en) or a model folder; unset: tiny.en",
-        "whisper-base.en", flag="--asr-model", dest="asr_model", is_path=slashed,
+        "whisper: a models.txt name (whisper-base, once pulled), a size or a model folder; unset: tiny.en",
+        "whisper-base", flag="--asr-model", dest="asr_model", is_path=slashed,
     ),
     Key(
         "tts.voice", text, None,
