@@ -1,0 +1,89 @@
+"""How often clients may ask the kiosk for something: token buckets per client and for all of them.
+
+Every command a client sends starts something every other client is told about (a transcript, a
+new reply, a state), so one client's flood would be everyone's flood. A person typing or pressing
+buttons stays far inside these rates; a command over them is dropped with a ``rate_limited`` error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from voice.engine.events import TextInput
+from voice.events import Failure
+from voice.kiosk.protocol import Command
+
+RATE_LIMITED = "rate_limited"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``burst`` at once, then ``per_s`` a second."""
+
+    burst: int
+    per_s: float
+
+    def describe(self) -> str:
+        return f"{self.burst} at once, then {self.per_s:g} a second"
+
+
+TYPING = Rate(5, 1.0)  # input.text: a person sends a line every few seconds at most
+CONTROLS = Rate(10, 2.0)  # response.cancel, mic.mute/unmute, session.reset: button presses
+ALL_CLIENTS = Rate(20, 10.0)  # every client's commands together: one conversation uses no more
+REFUSALS = Rate(50, 1.0)  # commands refused for their rate before a client is closed as flooding
+
+
+class TokenBucket:
+    """Holds up to ``burst`` tokens, refilled at ``per_s``; a command takes one."""
+
+    def __init__(self, rate: Rate, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self._clock = clock
+        self._tokens = float(rate.burst)
+        self._at = clock()
+
+    def wait_s(self) -> float:
+        """Seconds until a token is there: 0 when one is there now."""
+        now = self._clock()
+        self._tokens = min(self.rate.burst, self._tokens + (now - self._at) * self.rate.per_s)
+        self._at = now
+        return 0.0 if self._tokens >= 1 else (1 - self._tokens) / self.rate.per_s
+
+    def take(self) -> bool:
+        """Take a token if one is there."""
+        if self.wait_s() > 0:
+            return False
+        self._tokens -= 1
+        return True
+
+
+class CommandLimits:
+    """One client's buckets, and the kiosk-wide one it shares with every other client."""
+
+    def __init__(self, everyone: TokenBucket, clock: Callable[[], float] = time.monotonic) -> None:
+        self._typing = TokenBucket(TYPING, clock)
+        self._controls = TokenBucket(CONTROLS, clock)
+        self._refusals = TokenBucket(REFUSALS, clock)
+        self._everyone = everyone
+
+    def admit(self, command: Command) -> Failure | None:
+        """None if ``command`` may go on (its tokens taken); else the ``rate_limited`` error to send."""
+        kind = "input.text" if isinstance(command, TextInput) else "a command"
+        own = self._typing if isinstance(command, TextInput) else self._controls
+        wait = own.wait_s()
+        if wait > 0:
+            limit = f"{kind} over this client's limit ({own.rate.describe()})"
+        else:
+            wait = self._everyone.wait_s()
+            limit = f"{kind} over the limit for all clients together ({self._everyone.rate.describe()})"
+        if wait > 0:
+            return Failure(RATE_LIMITED, f"{limit}: dropped; the next is taken in {max(wait, 0.1):.1f} s")
+        own.take()
+        self._everyone.take()
+        return None
+
+    def refused(self) -> bool:
+        """Count a refused command; True when the client has been refused too often (flooding)."""
+        return not self._refusals.take()
