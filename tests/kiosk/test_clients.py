@@ -8,10 +8,12 @@ an error event), so no test needs a model. Tests that count the server's tasks r
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -376,18 +378,21 @@ def test_a_reconnect_storm_leaves_no_descriptors_tasks_or_memory_behind(tmp_path
                 return now
             await asyncio.sleep(0.1)
 
-    async def run() -> tuple[tuple[int, int], tuple[int, int], float, float]:
+    async def run() -> tuple[tuple[int, int], tuple[int, int], int, float]:
         async with kiosk_in_process(tmp_path) as kiosk:
             for number in range(20):  # warm up: first imports, first buffers
                 await visit(kiosk, number)
             await asyncio.sleep(0.5)
             baseline = (open_fds(), len(asyncio.all_tasks()))
-            rss_before = rss_mb()
+            gc.collect()
+            blocks, rss_before = sys.getallocatedblocks(), rss_mb()
             for number in range(CONNECTS):
                 await visit(kiosk, number)
             after = await settled(baseline)
-            return baseline, after, rss_before, rss_mb()
+            gc.collect()
+            return baseline, after, sys.getallocatedblocks() - blocks, rss_mb() - rss_before
 
-    baseline, after, rss_before, rss_after = asyncio.run(run())
+    baseline, after, more_blocks, more_rss_mb = asyncio.run(run())
     assert after == baseline
-    assert rss_after - rss_before < 5.0
+    assert more_blocks < 3 * CONNECTS  # a client left behind would hold dozens: a queue, a task, its buckets
+    assert more_rss_mb < 5.0
