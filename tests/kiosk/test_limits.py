@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from voice.engine.events import CancelReply, TextInput
-from voice.kiosk.limits import ALL_CLIENTS, REFUSALS, TYPING, CommandLimits, TokenBucket
+from voice.kiosk.limits import (
+    ALL_CLIENTS,
+    FLOOD_MEMORY_S,
+    REFUSALS,
+    TYPING,
+    CommandLimits,
+    Flooders,
+    TokenBucket,
+)
 
 
 class Clock:
@@ -52,3 +60,18 @@ def test_a_client_refused_too_often_is_flooding() -> None:
     assert limits.refused()
     clock.now += 1 / REFUSALS.per_s  # one refusal a second is forgiven
     assert not limits.refused()
+
+
+def test_a_flooder_coming_back_starts_with_one_token_for_a_minute() -> None:
+    clock = Clock()
+    flooders = Flooders(clock)
+    flooders.closed("127.0.0.1")
+    assert flooders.lately("127.0.0.1")
+    assert not flooders.lately("192.0.2.7")
+    back = CommandLimits(TokenBucket(ALL_CLIENTS, clock), clock, burst=not flooders.lately("127.0.0.1"))
+    assert back.admit(TextInput("Hi", None)) is None
+    assert back.admit(TextInput("Hi", None)) is not None  # no fresh burst
+    clock.now += 1 / TYPING.per_s
+    assert back.admit(TextInput("Hi", None)) is None  # the rate still holds
+    clock.now += FLOOD_MEMORY_S
+    assert not flooders.lately("127.0.0.1")

@@ -32,13 +32,18 @@ class Client:
     """Events queued for one websocket, the task that sends them, and what the client may send."""
 
     def __init__(
-        self, connection: ServerConnection, everyone: TokenBucket, queue_events: int = QUEUE_EVENTS
+        self,
+        connection: ServerConnection,
+        everyone: TokenBucket,
+        queue_events: int = QUEUE_EVENTS,
+        burst: bool = True,
     ) -> None:
         self.connection = connection
         self._queue: asyncio.Queue[str | bytes | None] = asyncio.Queue(queue_events)  # None: close
         self._bad_in_a_row = 0
-        self._limits = CommandLimits(everyone)
+        self._limits = CommandLimits(everyone, burst=burst)
         self.closing = False
+        self.flooding = False  # closed for flooding
         self._sender = asyncio.create_task(self._send_all())
         self._closer: asyncio.Task[None] | None = None
 
@@ -73,6 +78,7 @@ class Client:
             return True
         self.send(event_json(refused))
         if self._limits.refused():
+            self.flooding = True
             self.close(
                 CLOSE_FLOODING, f"flooding: over {REFUSALS.burst} commands refused for their rate", drain=True
             )

@@ -27,7 +27,7 @@ from voice.events import Failure, event_json
 from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.client import QUEUE_EVENTS, Client
 from voice.kiosk.keeper import SessionKeeper
-from voice.kiosk.limits import ALL_CLIENTS, TokenBucket
+from voice.kiosk.limits import ALL_CLIENTS, Flooders, TokenBucket
 from voice.kiosk.protocol import AudioFrame, BadFrame, PlaybackPosition, parse_command
 from voice.kiosk.security import origin_ok, token_ok
 
@@ -64,6 +64,7 @@ class KioskServer:
         self._browser = browser  # --audio websocket: the page's audio goes here
         self._clients: set[Client] = set()
         self._everyone = TokenBucket(ALL_CLIENTS)  # commands from all clients together
+        self._flooders = Flooders()
         self._page = page()
 
     def broadcast(self, event: dict[str, Any]) -> None:
@@ -104,7 +105,9 @@ class KioskServer:
 
     async def _handle(self, connection: ServerConnection) -> None:
         _limit_send_buffer(connection)
-        client = Client(connection, self._everyone, self._settings.queue_events)
+        address = _host(connection)
+        burst = not self._flooders.lately(address)  # a flooder coming back gets no fresh burst
+        client = Client(connection, self._everyone, self._settings.queue_events, burst)
         self._clients.add(client)
         try:
             client.send(self._keeper.snapshot())
@@ -122,6 +125,8 @@ class KioskServer:
                     self._take_audio(client, command)  # paced by the page's audio clock, not a person
                 elif client.admit(command):
                     self._keeper.handle(command)
+                elif client.flooding:
+                    self._flooders.closed(address)
         except ConnectionClosed:
             pass
         finally:
@@ -154,6 +159,12 @@ def _with_body(response: Response, body: bytes, content_type: str) -> Response:
     headers["Content-Length"] = str(len(body))
     headers["Cache-Control"] = "no-store"
     return Response(response.status_code, response.reason_phrase, headers, body)
+
+
+def _host(connection: ServerConnection) -> str:
+    """The peer's address without its port (every client on loopback or behind a proxy shares one)."""
+    remote = connection.remote_address
+    return str(remote[0]) if remote else ""
 
 
 def _limit_send_buffer(connection: ServerConnection) -> None:
