@@ -119,6 +119,7 @@ async def close_of(ws: ClientConnection, seconds: float = 60) -> tuple[int, str]
         return None if closed.rcvd is None else (closed.rcvd.code, closed.rcvd.reason)
 
 
+@pytest.mark.slow
 def test_a_stalled_client_is_closed_with_1013_while_the_others_get_every_event(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -247,6 +248,7 @@ async def talk(url: str, ids: list[str], until: asyncio.Event, stop: bool = Fals
         return seen
 
 
+@pytest.mark.slow
 def test_a_flood_is_rate_limited_while_a_watcher_and_a_typing_client_carry_on(tmp_path: Path) -> None:
     typed = [f"typed-{number}" for number in range(4)]
 
@@ -284,6 +286,7 @@ def test_a_flood_is_rate_limited_while_a_watcher_and_a_typing_client_carry_on(tm
     assert sent > 10 * len(flooded)  # most of the flood was refused
 
 
+@pytest.mark.slow
 def test_fifty_watchers_all_get_the_conversation_while_a_flooder_floods(tmp_path: Path) -> None:
     typed = [f"talker-{number}" for number in range(3)]
 

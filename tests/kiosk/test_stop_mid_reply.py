@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 
 from tests.chat.test_stop_mid_reply import STORY, WORDS_BEFORE_STOP
@@ -19,6 +20,7 @@ def enough_heard(event: Event) -> bool:
     return event["type"] == "response.heard" and event["words"] >= WORDS_BEFORE_STOP
 
 
+@pytest.mark.slow
 def test_sigterm_mid_reply_logs_the_words_shown_as_interrupted(tmp_path: Path) -> None:
     chunks = [delta_chunk(word + " ") for word in STORY.split()]
     with (

@@ -57,6 +57,7 @@ def test_a_tool_error_is_a_failed_result_with_the_servers_message(orders: McpSer
     assert result.output.endswith("order 9 was paid in cash; refunds need a manager")
 
 
+@pytest.mark.slow
 def test_a_call_past_the_servers_timeout_fails_and_the_server_is_told_to_cancel(notes: Notes) -> None:
     with McpToolbox([orders_settings(notes, timeout_s=1.0)]) as box:
         started = time.monotonic()
@@ -71,6 +72,7 @@ def test_a_call_past_the_servers_timeout_fails_and_the_server_is_told_to_cancel(
     assert told
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_next(
     orders: McpServerSettings,
 ) -> None:
@@ -192,6 +194,7 @@ def test_servers_that_fail_to_start_are_one_line_each_and_the_others_still_serve
     assert all("\n" not in line and line.endswith("going on without it") for line in lines)
 
 
+@pytest.mark.slow
 def test_calls_still_running_at_shutdown_are_cancelled_at_the_server_and_said_abandoned(
     orders: McpServerSettings, notes: Notes
 ) -> None:
@@ -212,6 +215,7 @@ def test_calls_still_running_at_shutdown_are_cancelled_at_the_server_and_said_ab
     assert notes.wait_for("cancelled slow_lookup 8")
 
 
+@pytest.mark.slow
 def test_a_cancelled_token_abandons_the_call_and_tells_the_server(
     orders: McpServerSettings, notes: Notes
 ) -> None:
