@@ -12,6 +12,7 @@ from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetect
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
+from voice.engine.hold import Eagerness, Hold
 from voice.errors import ConfigError
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
 from voice.models import resolve
@@ -49,10 +50,11 @@ def load_speech_models(asr_model: str | None = None, tts_voice: str | None = Non
     return SpeechModels(whisper, piper, SmartTurn())
 
 
-def make_engine(conversation: Conversation | None = None) -> Engine:
-    """An engine listening with the default quiet and barge-in VAD settings and Silero's ear for a voice."""
+def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:
+    """An engine listening with the default quiet and barge-in VAD settings and Silero's ear for a voice,
+    answering a turn that sounds finished at a short pause as ``eagerness`` says."""
     vad = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, speech_model=SileroSpeech())
-    return Engine(vad, conversation)
+    return Engine(vad, conversation, hold=Hold(eagerness))
 
 
 def context_budget(

@@ -203,3 +203,25 @@ def test_relative_paths_in_the_file_are_beside_the_file(tmp_path: Path) -> None:
     named = settings_for(["kiosk", "--config", str(path), "--tts-voice", "piper-en_GB-alba-medium"])
     assert named.tts_voice == "piper-en_GB-alba-medium"
     assert named.asr_model == str(folder / "whisper" / "base")
+
+
+@pytest.mark.parametrize("command", ["chat", "kiosk", "simulate"])
+def test_eagerness_comes_from_the_file_and_a_flag_overrides_it(
+    command: str, write_config: WriteConfig
+) -> None:
+    path = write_config('[turn]\neagerness = "high"\n')
+    scenario = ["audio/scenarios/plain-turn.json", "--out", "out"] if command == "simulate" else []
+
+    from_file = settings_for([command, *scenario, "--config", str(path)])
+    flagged = settings_for([command, *scenario, "--config", str(path), "--eagerness", "low"])
+
+    assert settings_for([command, *scenario]).eagerness.value == "auto"
+    assert (from_file.eagerness.value, from_file.source("turn.eagerness")) == ("high", f"file {path}")
+    assert (flagged.eagerness.value, flagged.source("turn.eagerness")) == ("low", "flag --eagerness")
+
+
+def test_an_unknown_eagerness_is_one_line_naming_the_key(write_config: WriteConfig) -> None:
+    path = write_config('[turn]\neagerness = "eager"\n')
+
+    with pytest.raises(ConfigError, match=r"turn.eagerness must be one of low, auto, high, not \"eager\""):
+        settings_for(["chat", "--config", str(path)])

@@ -38,8 +38,9 @@ from voice.engine.actions import (
     StopPlayback,
     Transcribe,
 )
-from voice.engine.engine import HOLD_AFTER_EARLY_END_MS, Engine, Phase
+from voice.engine.engine import Engine, Phase
 from voice.engine.events import MicAudio, TranscriptReady, TurnEndJudged
+from voice.engine.hold import START_MS as HOLD_AFTER_EARLY_END_MS
 from voice.events import Failure, InputTranscript, StateChanged, StreamEvent
 from voice.runtime import ActionRunner, Work
 from voice.turn_end.port import EndOfTurn

@@ -14,7 +14,7 @@ from typing import Any
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.components import context_budget, load_speech_models, make_engine
-from voice.config.flags import add_device_arguments, add_speech_arguments
+from voice.config.flags import add_device_arguments, add_speech_arguments, add_turn_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
 from voice.events import Failure
@@ -35,6 +35,7 @@ def register(subparsers: Any) -> None:
     add_llm_arguments(chat)
     add_speech_arguments(chat)
     add_device_arguments(chat)
+    add_turn_arguments(chat)
     chat.set_defaults(run=_chat)
 
 
@@ -56,7 +57,7 @@ def _chat(args: argparse.Namespace) -> int:
         stack.enter_context(log)
         work = Work(threaded=True)
         thinker = ChatModelThinker(model, settings, work, toolbox, toolbox.specs)
-        engine = make_engine(conversation)
+        engine = make_engine(conversation, configured.eagerness)
         talk = DeviceConversation(
             engine,
             models,

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from voice.config.file import default_path
-from voice.config.flags import add_device_arguments, add_kiosk_arguments, add_speech_arguments
+from voice.config.flags import (
+    add_device_arguments,
+    add_kiosk_arguments,
+    add_speech_arguments,
+    add_turn_arguments,
+)
 from voice.config.keys import KEYS
 from voice.config.settings import Settings, add_config_argument, load_settings
 from voice.config.template import render_template
@@ -34,6 +39,7 @@ def register(subparsers: Any) -> None:
     add_llm_arguments(show)
     add_speech_arguments(show)
     add_device_arguments(show)
+    add_turn_arguments(show)
     add_kiosk_arguments(show)
     show.set_defaults(run=_show)
     init = actions.add_parser("init", help="write a commented config file with every key")

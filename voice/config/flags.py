@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from voice.config.keys import BY_NAME
+from voice.engine.hold import EAGERNESS
 from voice.kiosk.audio import AUDIO_MODES
 
 
@@ -26,6 +27,12 @@ def add_speech_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("speech models")
     _add(group, "asr.model", metavar="NAME|DIR")
     _add(group, "tts.voice", metavar="NAME|FILE")
+
+
+def add_turn_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--eagerness``: how soon a turn that sounds finished at a short pause is answered."""
+    group = parser.add_argument_group("turn-taking")
+    _add(group, "turn.eagerness", choices=EAGERNESS)
 
 
 def add_device_arguments(parser: argparse.ArgumentParser) -> None:

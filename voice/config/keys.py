@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from voice.engine.hold import EAGERNESS
 from voice.kiosk.audio import AUDIO_MODES
 from voice.kiosk.sessions import KEEP
 from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
@@ -164,6 +165,12 @@ KEYS = (
         "tts.voice", text, None,
         "piper: a models.txt name or a .onnx file with its .onnx.json beside it; unset: en_US-joe-medium",
         "piper-en_US-lessac-medium", flag="--tts-voice", dest="tts_voice", is_path=slashed,
+    ),
+    Key(
+        "turn.eagerness", one_of(*EAGERNESS), "auto",
+        "when to answer a turn that sounds finished at a short pause: high at once, low after the long "
+        "silence, auto after a hold that adapts to the speaker",
+        flag="--eagerness", dest="eagerness",
     ),
     Key(
         "kiosk.host", text, "127.0.0.1",

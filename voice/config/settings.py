@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from voice.audio.devices import DeviceSpec
 from voice.config.file import ConfigFile, default_path, find_config_file
 from voice.config.keys import KEYS, SECRETS, BadValue, Key
+from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.kiosk.security import TOKEN_ENV
 from voice.kiosk.sessions import default_folder
@@ -56,6 +57,7 @@ class Settings:
     input_device: DeviceSpec
     output_device: DeviceSpec
     echo_cancel: bool
+    eagerness: Eagerness
     kiosk: KioskSettings
     mcp_servers: tuple[McpServerSettings, ...]
     file: Path | None  # the file read; None when there was none
@@ -74,6 +76,7 @@ class Settings:
             "audio.echo_cancel": self.echo_cancel,
             "asr.model": self.asr_model,
             "tts.voice": self.tts_voice,
+            "turn.eagerness": self.eagerness.value,
             "kiosk.host": kiosk.host,
             "kiosk.port": kiosk.port,
             "kiosk.audio": kiosk.audio,
@@ -122,6 +125,7 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
         input_device=value["audio.input_device"],
         output_device=value["audio.output_device"],
         echo_cancel=value["audio.echo_cancel"],
+        eagerness=Eagerness(value["turn.eagerness"]),
         kiosk=KioskSettings(
             host=value["kiosk.host"],
             port=value["kiosk.port"],

@@ -14,6 +14,7 @@ from voice.conversation.events import (
     BudgetShrunk,
     ConversationEvent,
     HistoryTrimmed,
+    HoldChanged,
     InputDuplicate,
     InputReceived,
     InputWithdrawn,
@@ -287,6 +288,10 @@ class Conversation:
         """Record that a part of the assistant failed (the log keeps what the user met)."""
         self._record(PartFailed(part, message))
 
+    def note_hold(self, hold_ms: int, was_ms: int, why: str) -> None:
+        """The hold before a reply to a turn ended at a pause changed (the log says when and why)."""
+        self._record(HoldChanged(hold_ms, was_ms, why))
+
     def _commit_turn(self, active: _ActiveTurn, text: str, *, interrupted: bool, not_run: str) -> None:
         if self._pending_input:
             self._record(ItemCommitted(UserText(self._pending_input)))
@@ -345,5 +350,5 @@ class Conversation:
             case HistoryTrimmed(first_kept=first):
                 del self._history[: first - self._forgotten]
                 self._forgotten = first
-            case InputDuplicate() | PartFailed():
+            case InputDuplicate() | PartFailed() | HoldChanged():
                 pass

@@ -122,6 +122,15 @@ class PartFailed:
     message: str
 
 
+@dataclass(frozen=True)
+class HoldChanged:
+    """The silence a reply to a turn ended at a short pause waits for went from ``was_ms`` to ``hold_ms``."""
+
+    hold_ms: int
+    was_ms: int
+    why: str
+
+
 ConversationEvent: TypeAlias = (
     InputReceived
     | InputWithdrawn
@@ -135,6 +144,7 @@ ConversationEvent: TypeAlias = (
     | BudgetShrunk
     | InputDuplicate
     | PartFailed
+    | HoldChanged
 )
 
 
@@ -178,6 +188,8 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
             return {"type": "duplicate", "input_id": input_id}
         case PartFailed(part=part, message=message):
             return {"type": "failure", "part": part, "message": message}
+        case HoldChanged(hold_ms=hold_ms, was_ms=was_ms, why=why):
+            return {"type": "hold", "hold_ms": hold_ms, "was_ms": was_ms, "why": why}
 
 
 def event_from_json(data: dict[str, Any]) -> ConversationEvent:
@@ -222,6 +234,8 @@ def event_from_json(data: dict[str, Any]) -> ConversationEvent:
             return InputDuplicate(str(data["input_id"]))
         if kind == "failure":
             return PartFailed(str(data["part"]), str(data["message"]))
+        if kind == "hold":
+            return HoldChanged(int(data["hold_ms"]), int(data["was_ms"]), str(data["why"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise SessionLogError(f"malformed {data.get('type', 'untyped')} event: {exc}") from exc
     raise SessionLogError(f"unknown event type {kind!r}")

@@ -7,6 +7,7 @@ import json
 from voice.conversation.events import (
     BudgetShrunk,
     HistoryTrimmed,
+    HoldChanged,
     InputDuplicate,
     InputReceived,
     InputWithdrawn,
@@ -72,6 +73,8 @@ def render_session(session: LoadedSession) -> str:
                 lines.append(f"  duplicate   input {input_id} came again and was dropped")
             case PartFailed(part=part, message=message):
                 lines.append(f"  {part} failed: {message}")
+            case HoldChanged(hold_ms=hold_ms, was_ms=was_ms, why=why):
+                lines.append(f"  (the hold before answering went from {was_ms} to {hold_ms} ms: {why})")
     if heard_so_far is not None:
         lines.append(f"  (the log ends mid-reply; heard so far: {heard_so_far or '(nothing)'})")
     if session.torn_tail is not None:

@@ -28,6 +28,7 @@ from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
     EngineAction,
+    JudgeTurnEnd,
     PausePlayback,
     Play,
     ResumePlayback,
@@ -60,6 +61,7 @@ from voice.engine.events import (
     TranscriptReady,
     TurnEndJudged,
 )
+from voice.engine.hold import Hold
 from voice.engine.records import SpeechRecord, TurnRecord
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
 from voice.engine.utterances import Utterances
@@ -85,11 +87,6 @@ FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
-# A reply to a turn ended at a short pause plays only after this much silence: the end-of-turn model
-# cannot tell "What's the weather" from a whole question, so a user who goes on after a pause of up to
-# 0.5 s cuts the prepared reply before a sound of it is heard. 500 ms plus one VAD frame (20 ms): a
-# voice resuming at 500 ms is known only at the end of its first frame; at 500 the reply won that race.
-HOLD_AFTER_EARLY_END_MS = 520
 # Heard progress goes to the session log at word ends, a line at most this often: a process killed
 # mid-reply loses at most this and the word being heard.
 HEARD_LOGGED_EVERY_MS = 500
@@ -162,8 +159,13 @@ class Engine:
         *,
         retry: RetryPolicy | None = None,
         rate: int = ENGINE_RATE,
+        hold: Hold | None = None,
     ) -> None:
         self._vad = vad
+        # A reply to a turn ended at a short pause plays only after the hold's silence: the end-of-turn
+        # model cannot tell "What's the weather" from a whole question (eagerness sets and adapts it).
+        self.hold = hold or Hold(rate=rate)
+        self._paused_at: int | None = None  # voiced end of the pause in the quiet the user may go on from
         self.conversation = conversation or Conversation()
         self._retry_policy = retry or RetryPolicy()
         self.rate = rate
@@ -234,7 +236,10 @@ class Engine:
         turn_of_event = getattr(event, "turn", None)
         if turn_of_event is not None and turn_of_event != self.active_turn:
             return []  # a cancel is final: late output of a cancelled turn is dropped
-        return self._dispatch(event)
+        actions = self._dispatch(event)
+        for change in self.hold.take_changes():
+            self.conversation.note_hold(change.hold_ms, change.was_ms, change.why)
+        return actions
 
     def _dispatch(self, event: EngineEvent | VadEvent) -> list[EngineAction]:
         transition = _TRANSITIONS.get((self.phase, type(event)))
@@ -263,7 +268,9 @@ class Engine:
         """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
         turn = self._turn
         if turn is not None and turn.early is not None:
+            self.hold.went_on(event.sample)
             return self._went_on(turn, turn.early)
+        self.hold.speech_started(event.sample)
         self.utterances.started(event.sample)
         self._emit(stream.SpeechStarted(self._now(event.sample)))
         if turn is None or turn.paused:
@@ -279,7 +286,12 @@ class Engine:
         A cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request
         and no sound: the answer is held, and the rest of the sentence discards it and joins the utterance.
         """
-        return self.utterances.paused(event.sample, self._whole(event.utterance), self._over_reply())
+        over_reply = self._over_reply()
+        self._paused_at = None if over_reply else event.sample
+        actions = self.utterances.paused(event.sample, self._whole(event.utterance), over_reply)
+        if self.hold.ends_early:
+            return actions
+        return [action for action in actions if not isinstance(action, JudgeTurnEnd)]
 
     def _whole(self, utterance: AudioBlock) -> AudioBlock:
         """The utterance from its start, before any pause the user went on from."""
@@ -299,6 +311,9 @@ class Engine:
         return actions
 
     def _on_speech_resumed(self, event: SpeechResumed) -> list[EngineAction]:
+        if self._paused_at is not None and not self._over_reply():  # a pause over a reply may be echo
+            self.hold.paused_within_turn(self._paused_at, event.sample)
+        self._paused_at = None
         return self.utterances.resumed()
 
     def _on_turn_end_judged(self, event: TurnEndJudged) -> list[EngineAction]:
@@ -308,21 +323,22 @@ class Engine:
     def _end_turn_at_pause(self) -> list[EngineAction]:
         """The turn was judged over at the pause: it ends there, as if the long silence had passed."""
         finished = self.utterances.finished_at_pause()
-        if finished is None or self.phase is not Phase.USER_SPEAKING:
+        if finished is None or self.phase is not Phase.USER_SPEAKING or not self.hold.ends_early:
             return []
-        said, audio, text = finished
+        said, audio, text, probability = finished
         turn = self._turn
         if turn is not None and not self._echo.is_user(
             text, said, turn.ledger, turn.record.barge_in is not None
         ):
             return []  # a scrap or echo over the reply: the long silence decides, or it resumes in the pause
         self._vad.end_utterance()
+        self.hold.ended_early(said.end, probability)
         early = self._early = EarlyInput(said.end, audio, self._over_reply())
         actions = self._dispatch(SpeechEnded(said.end, audio))
         self._early = None
         if self._turn is None or self._turn.early is not early:  # no turn waits on it: it is final
             self._tell_early(early)
-        return actions
+        return actions + self._release_hold()  # no hold (eagerness high): it plays as soon as it can
 
     def _tell(self, event: stream.StreamEvent) -> None:
         """Emit ``event``, or keep it with the input being taken early until its turn is certain."""
@@ -346,7 +362,7 @@ class Engine:
         if turn is None or turn.early is None or self.phase is Phase.USER_SPEAKING:
             return []
         silent = self._clock - max(self._vad.voiced_until, turn.early.voiced_end)
-        hold = HOLD_AFTER_EARLY_END_MS * self.rate // 1000
+        hold = self.hold.samples
         # Voiced frames in the hold that never become speech (noise) delay the reply only so long: a user
         # who went on within the hold is declared speaking by then, and the reply never plays into them.
         noise_only = self._clock - turn.early.voiced_end >= hold + self._vad.start_window
@@ -361,6 +377,7 @@ class Engine:
     def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
         audio, over_reply = self._whole(event.utterance), self._over_reply()
         self._continuing = None
+        self._paused_at = None
         record, actions = self.utterances.ended(event.sample, audio, over_reply=over_reply)
         self._tell(stream.SpeechStopped(self._now(event.sample)))
         self.speech.append(record)
@@ -377,6 +394,7 @@ class Engine:
         if not self._echo.is_user(event.text, record, reply, barged_in):
             return self._no_words()
         self._input_end = record.end
+        self.hold.went_on(record.start)  # words this soon after a turn ended at a pause: it was a pause
         return self._take_input(event.text, self._fresh_id("speech"))
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
@@ -470,6 +488,7 @@ class Engine:
         if self._turn is not None:
             raise ProtocolError(f"a new conversation during turn {self._turn.number}")
         self.conversation = conversation
+        self.hold.reset()  # perhaps another person
 
     # -- turns ------------------------------------------------------------------------------------
 

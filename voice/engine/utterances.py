@@ -32,7 +32,7 @@ class _Offer:
     transcription: int
     voiced_end: int
     audio: AudioBlock
-    judged_complete: bool = False  # the end-of-turn model heard a finished turn
+    probability: float = 0.0  # the end-of-turn model's: above COMPLETE_ABOVE it heard a finished turn
 
 
 class Utterances:
@@ -69,22 +69,22 @@ class Utterances:
     def judged(self, event: TurnEndJudged) -> None:
         offer = self._speculation
         if offer is not None and offer.transcription == event.utterance:  # else the user went on
-            offer.judged_complete = event.probability > COMPLETE_ABOVE
+            offer.probability = event.probability
 
-    def finished_at_pause(self) -> tuple[SpeechRecord, AudioBlock, str] | None:
-        """(the utterance up to its voiced end, its audio, its transcript) at the pause, if the model heard
-        a finished turn and whisper a whole sentence.
+    def finished_at_pause(self) -> tuple[SpeechRecord, AudioBlock, str, float] | None:
+        """(the utterance up to its voiced end, its audio, its transcript, the model's probability) at the
+        pause, if the model heard a finished turn and whisper a whole sentence.
 
         Both are asked because each misreads some pauses (the model hears "I was wondering" as complete;
         whisper writes "I was wondering..."); otherwise the VAD's long silence decides, as without a model.
         """
         offer = self._speculation
-        if self.open is None or offer is None or not offer.judged_complete:
+        if self.open is None or offer is None or offer.probability <= COMPLETE_ABOVE:
             return None
         early = self._early.get(offer.transcription)
         if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
             return None
-        return SpeechRecord(self.open.start, offer.voiced_end), offer.audio, early.text
+        return SpeechRecord(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
 
     def ended(
         self, sample: int, audio: AudioBlock, over_reply: bool

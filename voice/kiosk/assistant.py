@@ -21,6 +21,7 @@ from voice.conversation.continuation import Conversation
 from voice.conversation.items import UserText, item_to_json
 from voice.conversation.session_log import SessionLog
 from voice.engine.events import CancelReply, EndConversation, MuteMicrophone, TextInput
+from voice.engine.hold import Eagerness
 from voice.errors import DeviceError
 from voice.events import EventStream, Failure
 from voice.kiosk.audio import AudioSetup
@@ -41,6 +42,7 @@ class KioskAssistant:
         session_log: SessionLog,
         wrap_transcriber: Callable[[Transcriber], Transcriber] | None = None,
         toolbox: McpToolbox | None = None,
+        eagerness: Eagerness = Eagerness.AUTO,
     ) -> None:
         self._reopened = 0  # device reopens seen so far: the notice after one is no error
         self.work = Work(threaded=True)
@@ -51,7 +53,7 @@ class KioskAssistant:
         if wrap_transcriber is not None:
             models = replace(models, transcriber=wrap_transcriber(models.transcriber))
         self._talk = DeviceConversation(
-            make_engine(conversation),
+            make_engine(conversation, eagerness),
             models,
             self._thinker,
             self.work,

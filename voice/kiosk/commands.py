@@ -12,9 +12,15 @@ from typing import Any
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
 from voice.components import context_budget
-from voice.config.flags import add_device_arguments, add_kiosk_arguments, add_speech_arguments
+from voice.config.flags import (
+    add_device_arguments,
+    add_kiosk_arguments,
+    add_speech_arguments,
+    add_turn_arguments,
+)
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
+from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.audio import AudioSetup, audio_setup
@@ -36,6 +42,7 @@ def register(subparsers: Any) -> None:
     add_kiosk_arguments(kiosk)
     add_device_arguments(kiosk)
     add_speech_arguments(kiosk)
+    add_turn_arguments(kiosk)
     add_llm_arguments(kiosk)
     kiosk.set_defaults(run=_kiosk)
 
@@ -60,7 +67,9 @@ def _kiosk(args: argparse.Namespace) -> int:
     with McpToolbox(configured.mcp_servers) as toolbox, open_chat_model(configured.llm) as model:
         for line in toolbox.failures:
             say_on_stderr(line)
-        asyncio.run(_serve(model, configured.llm, audio, files, server, keeper, toolbox))
+        asyncio.run(
+            _serve(model, configured.llm, audio, files, server, keeper, toolbox, configured.eagerness)
+        )
     return 0
 
 
@@ -72,6 +81,7 @@ async def _serve(
     server_settings: ServerSettings,
     keeper_settings: KeeperSettings,
     toolbox: McpToolbox,
+    eagerness: Eagerness,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     public = {
@@ -84,7 +94,14 @@ async def _serve(
     keeper = SessionKeeper(keeper_settings, files, public)
     conversation = Conversation(context_budget(model, settings, toolbox.specs))
     assistant = KioskAssistant(
-        model, settings, audio, conversation, files.create(), keeper.gate, toolbox=toolbox
+        model,
+        settings,
+        audio,
+        conversation,
+        files.create(),
+        keeper.gate,
+        toolbox=toolbox,
+        eagerness=eagerness,
     )
     server = KioskServer(keeper, server_settings, audio.browser)
     keeper.attach(assistant, server.broadcast)

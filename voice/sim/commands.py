@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.components import load_speech_models
-from voice.config.flags import add_speech_arguments
+from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.sim.run import prepare_out_dir, run_scenario
 from voice.sim.scenario import load_scenario
@@ -28,17 +28,28 @@ def register(subparsers: Any) -> None:
     )
     add_config_argument(simulate)
     add_speech_arguments(simulate)
+    add_turn_arguments(simulate)
     simulate.set_defaults(run=_simulate)
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    """The scenario decides the LLM; the config chooses the speech models and adds its MCP servers."""
+    """The scenario decides the LLM; the config chooses the speech models and adds its MCP servers.
+
+    Eagerness: a flag beats the scenario's ``turn.eagerness``, which beats the config's.
+    """
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
     models = load_speech_models(configured.asr_model, configured.tts_voice)
+    pinned = args.eagerness is None and scenario.eagerness is not None
+    eagerness = scenario.eagerness if pinned else configured.eagerness
     report = run_scenario(
-        scenario, args.out, realtime=args.realtime, models=models, mcp_servers=configured.mcp_servers
+        scenario,
+        args.out,
+        realtime=args.realtime,
+        models=models,
+        mcp_servers=configured.mcp_servers,
+        eagerness=eagerness,
     )
     turns = report["turns"]
     cut = sum(1 for turn in turns if turn["interrupted"])

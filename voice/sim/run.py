@@ -16,6 +16,7 @@ from voice.components import SpeechModels, context_budget, load_speech_models, m
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
+from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.llm.config import LlmConfig, resolve_llm_config
 from voice.llm.embedded import open_chat_model
@@ -54,12 +55,14 @@ def run_scenario(
     llm_config: LlmConfig | None = None,
     models: SpeechModels | None = None,
     mcp_servers: tuple[McpServerSettings, ...] = (),
+    eagerness: Eagerness | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` with the real components and write the four outputs into ``out``.
 
     The MCP servers the scenario names, and ``mcp_servers`` (the config's), answer the tool calls
-    its script does not.
+    its script does not. ``eagerness`` (a flag) overrides the scenario's, which defaults to auto.
     """
+    eagerness = eagerness or scenario.eagerness or Eagerness.AUTO
     models = models or load_speech_models()
     with contextlib.ExitStack() as stack:
         toolbox = stack.enter_context(McpToolbox((*scenario.mcp_servers, *mcp_servers)))
@@ -76,7 +79,7 @@ def run_scenario(
         pipeline = Pipeline(
             models.transcriber,
             models.synthesizer,
-            lambda: make_engine(Conversation(budget)),
+            lambda: make_engine(Conversation(budget), eagerness),
             echo_canceller,
             chat_model,
             settings,

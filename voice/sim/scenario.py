@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from voice.engine.hold import Eagerness, parse_eagerness
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
@@ -96,6 +97,7 @@ class Scenario:
     end_s: float
     room: Room = Room()
     mcp_servers: tuple[McpServerSettings, ...] = ()
+    eagerness: Eagerness | None = None  # ``"turn": {"eagerness": ...}`` pins it; None: the config's
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -128,7 +130,16 @@ def _parse(path: Path, data: Any) -> Scenario:
         raise ValueError("end_s must be positive")
     user = tuple(_cue(base, i, cue) for i, cue in enumerate(data["user"], start=1))
     room = _room(base, data.get("room"))
-    return Scenario(path, _llm(base, data["llm"]), user, end_s, room, _mcp(path, data.get("mcp")))
+    llm, mcp = _llm(base, data["llm"]), _mcp(path, data.get("mcp"))
+    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(data.get("turn")))
+
+
+def _eagerness(data: Any) -> Eagerness | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) - {"eagerness"}:
+        raise TypeError('turn must be an object with only "eagerness"')
+    return None if data.get("eagerness") is None else parse_eagerness(data["eagerness"])
 
 
 def _mcp(path: Path, data: Any) -> tuple[McpServerSettings, ...]:

@@ -1,0 +1,103 @@
+"""Eagerness in the engine: ``high`` plays an answer to a turn ended at a pause at once, ``low`` waits
+for the long silence, and ``auto``'s hold changes are written to the session log."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.engine.test_engine import BLOCK, QUESTION, REPLY, Room
+from tests.engine.test_turn_end import COMPLETE, ended_early_and_answered, paused
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted
+from voice.conversation.events import HoldChanged
+from voice.engine.actions import JudgeTurnEnd, PausePlayback, ResumePlayback, SendRequest, Transcribe
+from voice.engine.engine import Engine, Phase
+from voice.engine.events import TranscriptReady, TurnEndJudged
+from voice.engine.hold import START_MS, Eagerness, Hold
+
+
+def room_with(eagerness: Eagerness) -> Room:
+    room = Room()
+    room.engine = Engine(room.vad, hold=Hold(eagerness))
+    return room
+
+
+def test_high_plays_the_answer_as_soon_as_it_is_ready_with_no_hold() -> None:
+    room = room_with(Eagerness.HIGH)
+    paused(room)
+    room.engine.handle(TranscriptReady(1, QUESTION))
+    actions = room.engine.handle(TurnEndJudged(1, COMPLETE))
+    assert [type(a) for a in actions] == [SendRequest, PausePlayback, ResumePlayback]
+
+    room.synthesize(room.stream(1, REPLY))
+
+    assert room.engine.assistant_audible()  # playing within the user's pause
+    assert room.engine.phase is Phase.SPEAKING
+
+
+def test_high_cut_by_the_user_going_on_merges_their_words_into_one_user_item() -> None:
+    room = room_with(Eagerness.HIGH)
+    paused(room)
+    room.engine.handle(TranscriptReady(1, "Set a timer."))
+    room.engine.handle(TurnEndJudged(1, COMPLETE))
+    room.synthesize(room.stream(1, REPLY))
+    room.tick()  # a block of it plays: no word is heard yet
+
+    going_on = room.clock
+    assert PausePlayback(1) in room.tick(SpeechStarted(going_on))  # at barge-in speed
+    for _ in range(40):  # 0.8 s of "for ten minutes"
+        room.tick()
+    rest = AudioBlock(np.ones(room.clock - going_on, np.float32), ENGINE_RATE, going_on)
+    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    assert isinstance(transcribe, Transcribe)
+    actions = room.engine.handle(TranscriptReady(transcribe.utterance, "for ten minutes."))
+
+    assert room.engine.turns[0].interrupted
+    assert room.engine.turns[0].spoken == ""
+    request = next(a for a in actions if isinstance(a, SendRequest)).request
+    (item,) = request.items  # no assistant item: nothing was heard
+    assert item.text.startswith("Set a timer.")
+    assert item.text.endswith("for ten minutes.")
+
+
+def test_low_waits_for_the_long_silence_even_when_the_turn_sounds_finished() -> None:
+    room = room_with(Eagerness.LOW)
+    utterance = AudioBlock(np.zeros(2 * BLOCK, np.float32), ENGINE_RATE, 0)
+    room.tick(SpeechStarted(0))
+    asked = room.tick(SpeechPaused(BLOCK, utterance))
+    assert asked == [Transcribe(1, utterance)]  # speculative ASR still; nobody judges the pause
+    assert not any(isinstance(a, JudgeTurnEnd) for a in asked)
+    assert room.engine.handle(TranscriptReady(1, QUESTION)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+    actions = room.tick(SpeechEnded(BLOCK, utterance))  # the long silence
+
+    assert [type(a) for a in actions] == [SendRequest]  # and it plays as soon as it is ready
+    assert room.vad.utterances_ended == 0
+
+
+def test_auto_writes_each_change_of_the_hold_to_the_session_log() -> None:
+    room = Room()
+    ended_early_and_answered(room)
+    going_on = room.clock + 4 * BLOCK
+    while room.clock < going_on:
+        room.tick()
+    room.tick(SpeechStarted(going_on))  # went on within the hold: it was a pause
+    logged = room.engine.conversation.take_events()
+    assert not [e for e in logged if isinstance(e, HoldChanged)]  # learned, applied from the next end
+
+    rest = AudioBlock(np.ones(BLOCK, np.float32), ENGINE_RATE, going_on)
+    room.tick()
+    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    assert isinstance(transcribe, Transcribe)
+    utterance = AudioBlock(np.zeros(room.clock, np.float32), ENGINE_RATE, 0)
+    room.tick(SpeechStarted(room.clock))
+    pause = room.clock
+    room.tick(SpeechPaused(pause, utterance))
+    room.engine.handle(TranscriptReady(transcribe.utterance + 1, QUESTION))
+    room.engine.handle(TurnEndJudged(transcribe.utterance + 1, COMPLETE))
+
+    (change,) = [e for e in room.engine.conversation.take_events() if isinstance(e, HoldChanged)]
+    assert change.was_ms == START_MS
+    assert change.hold_ms > START_MS
+    assert "ms pause" in change.why
