@@ -39,3 +39,20 @@ def test_a_reply_heard_in_full_before_the_user_spoke_over_its_tool_is_not_called
 
     assert "heard in full" in text
     assert "cut" not in text
+
+
+def test_a_change_of_the_hold_is_logged_read_back_and_shown_with_its_reason(tmp_path: Path) -> None:
+    conversation = Conversation()
+    with SessionLog.create(tmp_path / "s.jsonl") as log:
+        conversation.note_hold(638, 520, "the user went on after a 460 ms pause")
+        conversation.submit("Set a timer for ten minutes.")
+        log.append_all(conversation.take_events())
+
+    session = load_session(tmp_path / "s.jsonl")
+    text = render_session(session)
+
+    assert "the hold before answering went from 520 to 638 ms: the user went on after a 460 ms pause" in text
+    assert (
+        Conversation.from_events(e.event for e in session.events).pending_input
+        == "Set a timer for ten minutes."
+    )

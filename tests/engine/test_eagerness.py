@@ -101,3 +101,24 @@ def test_auto_writes_each_change_of_the_hold_to_the_session_log() -> None:
     assert change.was_ms == START_MS
     assert change.hold_ms > START_MS
     assert "ms pause" in change.why
+
+
+def test_auto_lengthens_the_hold_when_the_user_cuts_an_answer_played_into_their_pause() -> None:
+    room = Room()
+    ended_early_and_answered(room)
+    voiced_end = BLOCK  # where paused() put the early end
+    while not room.engine.assistant_audible():
+        room.tick()  # the hold passes and the answer plays
+
+    going_on = room.clock
+    assert PausePlayback(1) in room.tick(SpeechStarted(going_on))
+    for _ in range(40):
+        room.tick()
+    rest = AudioBlock(np.ones(room.clock - going_on, np.float32), ENGINE_RATE, going_on)
+    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    assert isinstance(transcribe, Transcribe)
+    room.engine.handle(TranscriptReady(transcribe.utterance, "in Paris on Friday."))
+
+    assert room.engine.turns[0].interrupted
+    pause_ms = (going_on - voiced_end) * 1000 // ENGINE_RATE
+    assert room.engine.hold.next_ms >= pause_ms + 100  # the next answer waits past such a pause
