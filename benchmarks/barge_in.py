@@ -519,7 +519,18 @@ def parts_rows(
     return rows
 
 
-def voice_to_voice_parts(models: SpeechModels, work: Path, started: float) -> dict[str, Any]:
+def eagerness_kwargs(eagerness: str | None) -> dict[str, Any]:
+    """``run_scenario``'s eagerness, when one is asked for (a tree from before the setting takes none)."""
+    if eagerness is None:
+        return {}
+    from voice.engine.hold import Eagerness
+
+    return {"eagerness": Eagerness(eagerness)}
+
+
+def voice_to_voice_parts(
+    models: SpeechModels, work: Path, started: float, eagerness: str | None = None
+) -> dict[str, Any]:
     """Voice-to-voice medians over real-time runs, scripted LLM at once and embedded, split into steps."""
     variants = work / "at-once-scenarios"
     variants.mkdir(parents=True, exist_ok=True)
@@ -534,7 +545,11 @@ def voice_to_voice_parts(models: SpeechModels, work: Path, started: float) -> di
             with voice_parts.timed_chat_models(timers):
                 run_started = time.monotonic()
                 report = run_scenario(
-                    load_scenario(path), out, realtime=True, models=voice_parts.timed_models(models, timers)
+                    load_scenario(path),
+                    out,
+                    realtime=True,
+                    models=voice_parts.timed_models(models, timers),
+                    **eagerness_kwargs(eagerness),
                 )
             scripted += parts_rows(report, out, timers, run_started, scenario=name, run=number)
     embedded_config = resolve_llm_config(None, None, None, {})
@@ -556,6 +571,7 @@ def voice_to_voice_parts(models: SpeechModels, work: Path, started: float) -> di
                     realtime=True,
                     llm_config=served,
                     models=voice_parts.timed_models(models, timers),
+                    **eagerness_kwargs(eagerness),
                 )
             embedded += parts_rows(report, out, timers, run_started, run=number)
     return {
@@ -564,10 +580,10 @@ def voice_to_voice_parts(models: SpeechModels, work: Path, started: float) -> di
     }
 
 
-def voice_to_voice_only(work: Path) -> dict[str, Any]:
+def voice_to_voice_only(work: Path, eagerness: str | None = None) -> dict[str, Any]:
     started = time.monotonic()
     progress("loading the speech models", started)
-    result = voice_to_voice_parts(load_speech_models(), work, started)
+    result = voice_to_voice_parts(load_speech_models(), work, started, eagerness)
     result["load_1min"] = round(os.getloadavg()[0], 2)
     return result
 
@@ -737,6 +753,11 @@ def main() -> int:
     parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--voice-to-voice", action="store_true", help="only the voice-to-voice parts")
     parser.add_argument("--against", type=Path, help="with --voice-to-voice: another tree to run first")
+    parser.add_argument(
+        "--eagerness",
+        choices=("low", "auto", "high"),
+        help="with --voice-to-voice: this tree's eagerness (the --against tree runs as it is)",
+    )
     args = parser.parse_args()
     if args.memory_probe:
         print(json.dumps(memory_probe()))
@@ -744,9 +765,14 @@ def main() -> int:
     if args.voice_to_voice:
         before = None
         if args.against is not None:
-            before = run_against(args.against, __file__, without_against(sys.argv[1:]))
+            argv = without_against(sys.argv[1:])
+            if "--eagerness" in argv:
+                at = argv.index("--eagerness")
+                argv = argv[:at] + argv[at + 2 :]
+            argv = [arg for arg in argv if not arg.startswith("--eagerness=")]
+            before = run_against(args.against, __file__, argv)
         with tempfile.TemporaryDirectory(prefix="voice-to-voice-") as folder:
-            after = voice_to_voice_only(Path(folder))
+            after = voice_to_voice_only(Path(folder), args.eagerness)
         result = after if before is None else side_by_side(before, after, str(args.against))
         print(json.dumps(result, indent=2))
         return 0

@@ -338,7 +338,7 @@ class Engine:
         self._early = None
         if self._turn is None or self._turn.early is not early:  # no turn waits on it: it is final
             self._tell_early(early)
-        return actions + self._release_hold()  # no hold (eagerness high): it plays as soon as it can
+        return actions + self._release_hold()  # no hold (high), or it passed already: play when ready
 
     def _tell(self, event: stream.StreamEvent) -> None:
         """Emit ``event``, or keep it with the input being taken early until its turn is certain."""

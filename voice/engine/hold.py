@@ -8,9 +8,10 @@ VAD's long silence decides), ``auto`` holds and adapts the hold to the speaker w
 - a turn ended at a pause that stays ended (no speech within 1 s of its end) shortens it by up to 40 ms,
   the more the surer Smart Turn was (nothing at 0.5, 40 ms at 1.0), never under 250 ms nor under the
   longest pause this speaker has made mid-turn plus 120 ms;
-- a user who goes on after such an end (within the hold, or into the reply) lengthens it by 100 to 200 ms,
-  the more the surer Smart Turn was that they had finished, and to at least that pause plus 120 ms,
-  up to 1 s; a pause Smart Turn did take for a pause (the user resumed) raises it to the same floor.
+- a user who goes on after such an end (within the hold, or into the reply within 1 s) lengthens it by
+  60 to 120 ms, the more the surer Smart Turn was that they had finished, and to at least that pause plus
+  120 ms, up to 1 s; a pause Smart Turn did take for a pause (the user resumed) raises it to that floor;
+- what is learned takes effect at the next turn ended at a pause.
 
 Pure: positions on the sample clock in, holds out; each change is kept for the session log.
 """
