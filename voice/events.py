@@ -32,6 +32,19 @@ class SpeechStopped:
 
 
 @dataclass(frozen=True)
+class InputLevel:
+    """The microphone's level over the last ~100 ms (``dbfs``, RMS) and whether the VAD heard a voice in it.
+
+    Published only by a device driver asked for it (the terminal view's meter); never recorded.
+    """
+
+    type: ClassVar[str] = "input.level"
+    dbfs: float
+    voice: bool
+    t: float
+
+
+@dataclass(frozen=True)
 class InputTranscript:
     """A user input is final (spoken or typed); ``merged`` is the pending input it joined, if any."""
 
@@ -133,6 +146,7 @@ StreamEvent: TypeAlias = (
     StateChanged
     | SpeechStarted
     | SpeechStopped
+    | InputLevel
     | InputTranscript
     | InputDuplicate
     | ResponseCreated

@@ -7,9 +7,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
@@ -19,6 +20,9 @@ from voice.llm.config import add_llm_arguments, config_from_args
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
+
+if TYPE_CHECKING:
+    from voice.chat.live import LiveChat
 
 REPLY_TOKENS = 150  # a spoken answer; a small model left unbounded can talk for minutes
 
@@ -34,6 +38,9 @@ def register(subparsers: Any) -> None:
     )
     chat.add_argument("--session", type=Path, help="session log to append to (resumed if it exists)")
     chat.add_argument("--seconds", type=float, help="stop after this much audio (default: until Ctrl-C)")
+    chat.add_argument(
+        "--plain", action="store_true", help="plain lines, not the live view (always when not a terminal)"
+    )
     add_llm_arguments(chat)
     chat.set_defaults(run=_chat)
 
@@ -49,6 +56,7 @@ def _device(text: str | None) -> int | str | None:
 
 def _chat(args: argparse.Namespace) -> int:
     config = config_from_args(args, os.environ)
+    live = None if args.plain or not sys.stdout.isatty() else _live_chat(args.seconds)
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
     models = load_speech_models()
@@ -68,7 +76,17 @@ def _chat(args: argparse.Namespace) -> int:
             None if args.no_echo_cancel else default_echo_canceller(),
             DeviceSettings(_device(args.input_device), _device(args.output_device)),
             log,
+            say=None if live is None else live.say,
+            input_levels=live is not None,
         )
+        if live is not None:
+            try:
+                live.run(talk)
+            finally:
+                thinker.stop_all()
+                work.close()
+            print(f"voice chat: session log {session_path}", flush=True)
+            return 0
         talk.runner.events.subscribe(Narrator())
 
         async def main() -> None:
@@ -83,3 +101,9 @@ def _chat(args: argparse.Namespace) -> int:
             thinker.stop_all()
             work.close()
     return 0
+
+
+def _live_chat(seconds: float | None) -> LiveChat:
+    from voice.chat.live import LiveChat  # Textual loads only for the live view
+
+    return LiveChat(seconds)

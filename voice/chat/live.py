@@ -1,0 +1,126 @@
+"""`voice chat` with its live terminal view: the conversation on its own thread, the view on the main one.
+
+The device driver keeps its own asyncio loop on a thread, so drawing the screen never delays a mic
+block (a barge-in is noticed between blocks); Textual owns the main thread and the terminal. Events
+cross to the view with ``post_message`` (thread-safe, never waiting); the view's commands cross back
+with ``call_soon_threadsafe`` and run on the driver's loop between blocks, as the kiosk feeds its
+clients' commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import sys
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from voice.chat.driver import DeviceConversation
+from voice.chat.terminal_view import ChatView
+from voice.conversation.session_log import SessionLog
+from voice.engine.events import EngineEvent
+from voice.errors import VoiceError
+
+
+class LiveChat:
+    """Runs one DeviceConversation under the terminal view; the view's :class:`Controls`."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self._seconds = seconds
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="voice-chat-driver", daemon=True)
+        self._talk: DeviceConversation | None = None
+        self._view: ChatView | None = None
+        self._run: concurrent.futures.Future[None] | None = None
+
+    def say(self, line: str) -> None:
+        """A device notice (any thread): on the view once it runs, on stderr before."""
+        view = self._view
+        if view is None:
+            print(f"voice: {line}", file=sys.stderr, flush=True)
+        else:
+            view.say(line)
+
+    def run(self, talk: DeviceConversation) -> None:
+        """Open the devices (a DeviceError says why not, before the screen changes), show the view
+        until it quits or ``seconds`` of audio have passed, then stop the driver's loop and thread."""
+        self.open(talk)
+        try:
+            self.view().run()
+        finally:
+            self.close()
+
+    def open(self, talk: DeviceConversation) -> None:
+        """Start the driver's thread and open the devices on its loop."""
+        self._talk = talk
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._open(), self._loop).result()
+
+    def view(self) -> ChatView:
+        session = self.talk.runner.session_log
+        return ChatView(self, "" if session is None else str(session.path))
+
+    async def _open(self) -> None:
+        self.talk.open()
+
+    @property
+    def talk(self) -> DeviceConversation:
+        if self._talk is None:
+            raise RuntimeError("LiveChat.run has not been given a conversation")
+        return self._talk
+
+    # -- Controls: called on the view's thread ----------------------------------------------------
+
+    def start(self, view: ChatView) -> None:
+        self._view = view
+        self.talk.runner.events.subscribe(view.publish)
+        self._run = asyncio.run_coroutine_threadsafe(self.talk.run(self._seconds), self._loop)
+        self._run.add_done_callback(lambda _: view.ended())
+
+    def send(self, event: EngineEvent) -> None:
+        self._on_loop(lambda: self.talk.runner.feed(event))
+
+    def new_conversation(self) -> None:
+        def fresh() -> None:
+            current = self.talk.runner.session_log
+            folder = current.path.parent if current is not None else Path.cwd()
+            log = SessionLog.create(folder / f"chat-{datetime.now():%Y%m%d-%H%M%S-%f}.jsonl")
+            self.talk.new_conversation(log)
+            if self._view is not None:
+                self._view.say(f"new conversation: session log {log.path}", fresh=True)
+
+        self._on_loop(fresh)
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self.talk.stop)
+
+    def _on_loop(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the driver's loop between blocks; a failure it raises is a notice."""
+
+        def guarded() -> None:
+            try:
+                job()
+            except VoiceError as exc:
+                self.say(str(exc))
+
+        self._loop.call_soon_threadsafe(guarded)
+
+    # -- ending -----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop the driver if it still runs, wait for it, and end its loop; its failure is raised here."""
+        self._view = None
+        try:
+            if self._run is not None:
+                if not self._run.done():
+                    self.stop()
+                self._run.result()
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
+            log = self.talk.runner.session_log
+            if log is not None:
+                log.close()  # a new conversation's log (the first is closed by its opener as well)
