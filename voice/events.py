@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, get_args
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,16 @@ def event_json(event: StreamEvent) -> dict[str, Any]:
         if value is not None or item.name in {"merged", "audio_end_ms"}:  # §7 names these even when empty
             data[item.name] = value
     return data
+
+
+EVENT_TYPES: dict[str, type[StreamEvent]] = {cls.type: cls for cls in get_args(StreamEvent)}
+
+
+def event_from_json(data: dict[str, Any]) -> StreamEvent:
+    """An event as a client received it, as its object again (to replay a recorded events.jsonl)."""
+    cls = EVENT_TYPES[data["type"]]
+    names = {item.name for item in fields(cls)}
+    return cls(**{key: value for key, value in data.items() if key in names})
 
 
 Subscriber = Callable[[StreamEvent], None]

@@ -10,7 +10,6 @@ import asyncio
 import json
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -32,18 +31,12 @@ from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextIn
 from voice.runtime import Work
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sim" / "golden"
-EVENT_TYPES = {cls.type: cls for cls in stream.StreamEvent.__args__}  # type: ignore[attr-defined]
 
 
 def recorded(scenario: str) -> list[stream.StreamEvent]:
     """The events a simulated conversation published, as the objects the stream carries."""
     data = json.loads((GOLDEN / f"{scenario}.json").read_text())
-    events = []
-    for item in data["events"]:
-        cls = EVENT_TYPES[item["type"]]
-        names = {field.name for field in fields(cls)}
-        events.append(cls(**{key: value for key, value in item.items() if key in names}))
-    return events
+    return [stream.event_from_json(item) for item in data["events"]]
 
 
 class FakeControls:
@@ -81,7 +74,7 @@ class FakeControls:
 
 def run_view(controls: FakeControls, script: Callable[[ChatView, Pilot[None]], Awaitable[None]]) -> None:
     async def main() -> None:
-        app = ChatView(controls, "chat-test.jsonl")
+        app = ChatView(controls)
         async with app.run_test(size=(100, 30)) as pilot:
             await script(app, pilot)
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -48,7 +50,8 @@ class LiveChat:
         until it quits or ``seconds`` of audio have passed, then stop the driver's loop and thread."""
         self.open(talk)
         try:
-            self.view().run()
+            with _screen_apart_from_native_stderr(self.say):
+                self.view().run()
         finally:
             self.close()
 
@@ -59,8 +62,7 @@ class LiveChat:
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result()
 
     def view(self) -> ChatView:
-        session = self.talk.runner.session_log
-        return ChatView(self, "" if session is None else str(session.path))
+        return ChatView(self)
 
     async def _open(self) -> None:
         self.talk.open()
@@ -75,6 +77,9 @@ class LiveChat:
 
     def start(self, view: ChatView) -> None:
         self._view = view
+        session = self.talk.runner.session_log
+        if session is not None:
+            view.say(f"listening; talk any time (session log {session.path})")
         self.talk.runner.events.subscribe(view.publish)
         self._run = asyncio.run_coroutine_threadsafe(self.talk.run(self._seconds), self._loop)
         self._run.add_done_callback(lambda _: view.ended())
@@ -124,3 +129,33 @@ class LiveChat:
             log = self.talk.runner.session_log
             if log is not None:
                 log.close()  # a new conversation's log (the first is closed by its opener as well)
+
+
+@contextlib.contextmanager
+def _screen_apart_from_native_stderr(say: Callable[[str], None]) -> Iterator[None]:
+    """While the view owns the terminal, what C libraries write to fd 2 (ALSA's "underrun occurred")
+    becomes notices instead of breaking the screen, and Textual draws on a copy of stdout's terminal."""
+    screen = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", errors="replace")
+    readable, writable = os.pipe()
+    kept = os.dup(2)
+    os.dup2(writable, 2)
+    os.close(writable)
+
+    def forward() -> None:
+        with os.fdopen(readable, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                if line.strip():
+                    say(line.strip())
+
+    reader = threading.Thread(target=forward, name="voice-chat-stderr", daemon=True)
+    reader.start()
+    original = sys.__stderr__
+    sys.__stderr__ = screen  # type: ignore[misc]  # Textual's Linux driver draws on it
+    try:
+        yield
+    finally:
+        sys.__stderr__ = original  # type: ignore[misc]
+        os.dup2(kept, 2)  # the pipe's last writer closes: the reader ends
+        os.close(kept)
+        reader.join()
+        screen.close()

@@ -99,7 +99,7 @@ class ChatView(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = """
     Screen { layout: vertical; }
-    #say { dock: bottom; margin: 0 1; }
+    #say { margin: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "stop_reply", "stop the reply"),
@@ -111,10 +111,9 @@ class ChatView(App[None]):
         Binding("escape", "leave_typing", "leave typing", show=False),
     ]
 
-    def __init__(self, controls: Controls, session: str = "") -> None:
+    def __init__(self, controls: Controls) -> None:
         super().__init__()
         self._controls = controls
-        self.sub_title = session
         self.engine_state = "listening"
         self.muted = False
         self._paused = False  # the reply paused for speech that may still turn out a cough
@@ -122,6 +121,7 @@ class ChatView(App[None]):
         self._turn: TurnShown | None = None  # the turn in flight
         self._speech_stopped: float | None = None
         self._last_user: Line | None = None
+        self._notice: tuple[Line, str, int] | None = None  # the latest notice, its text, how many times
 
     # -- thread-safe ways in, for the driver's thread ---------------------------------------------
 
@@ -231,8 +231,12 @@ class ChatView(App[None]):
         if message.fresh:
             self.dialogue.remove_children()
             self._last_user = None
-            self.sub_title = message.text
-        self._add("notice", Text(message.text), classes="notice")
+        last = self._notice
+        if last is not None and last[0].is_attached and last[1] == message.text:
+            self._notice = (last[0], message.text, last[2] + 1)  # a device repeating itself: counted
+            last[0].show(Text(f"{message.text} ({last[2] + 1} times)"))
+            return
+        self._notice = (self._add("notice", Text(message.text), classes="notice"), message.text, 1)
 
     def on_ended(self, _message: Ended) -> None:
         self.exit()

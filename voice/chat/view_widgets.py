@@ -117,7 +117,8 @@ class Dialogue(VerticalScroll):
 
     DEFAULT_CSS = """
     Dialogue { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
-    Dialogue > Line.turn { color: $text-muted; margin-bottom: 1; }
+    Dialogue Line.turn { color: $text-muted; margin-bottom: 1; }
+    Dialogue Line.notice { color: $text-muted; }
     """
 
     def add(self, line: Line) -> Line:
