@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,7 +25,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.driver import AudioInput, AudioOutput, DeviceConversation, DeviceSettings
 from voice.chat.input_level import LevelMeter
-from voice.chat.live import LiveChat
+from voice.chat.live import LiveChat, screen_apart_from_native_stderr
 from voice.chat.terminal_view import ChatView
 from voice.chat.view_widgets import Line
 from voice.components import SpeechModels, make_engine
@@ -225,6 +227,8 @@ def test_levels_tools_and_errors_are_one_line_each() -> None:
             app.publish(event)
         app.publish(stream.Failure("llm.unavailable", "LLM unavailable: connection refused", t=9.0))
         app.say("the microphone delivered nothing for 1 s; reopening the audio devices")
+        for _ in range(3):
+            app.say("ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred")
         await pilot.pause()
 
         assert [(line.who, line.body.plain) for line in app.lines() if line.who in {"tool", "error"}] == [
@@ -232,7 +236,11 @@ def test_levels_tools_and_errors_are_one_line_each() -> None:
             ("tool", "forecast → Dry, fourteen degrees."),
             ("error", "llm.unavailable: LLM unavailable: connection refused"),
         ]
-        assert app.lines()[-1].body.plain.startswith("the microphone delivered nothing")
+        notices = [line.body.plain for line in app.lines() if line.who == "notice"]
+        assert notices == [
+            "the microphone delivered nothing for 1 s; reopening the audio devices",
+            "ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred (3 times)",  # one line, counted
+        ]
 
     run_view(FakeControls(), script)
 
@@ -350,3 +358,13 @@ def test_the_mic_level_is_published_only_when_asked_for() -> None:
 
     asyncio.run(main())
     assert "input.level" not in published  # the kiosk's clients and the simulation never see it
+
+
+def test_what_c_libraries_write_to_stderr_becomes_notices_off_the_screen() -> None:
+    said: list[str] = []
+    original = sys.__stderr__
+    with screen_apart_from_native_stderr(said.append):
+        assert sys.__stderr__ is not original  # Textual draws on a copy of stdout's terminal instead
+        os.write(2, b"ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred\n")
+    assert sys.__stderr__ is original
+    assert said == ["ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred"]

@@ -35,11 +35,17 @@ class LiveChat:
         self._thread = threading.Thread(target=self._loop.run_forever, name="voice-chat-driver", daemon=True)
         self._talk: DeviceConversation | None = None
         self._view: ChatView | None = None
+        self._held: list[str] | None = None  # notices said while the screen waits for the view
+        self._lock = threading.Lock()
         self._run: concurrent.futures.Future[None] | None = None
 
     def say(self, line: str) -> None:
-        """A device notice (any thread): on the view once it runs, on stderr before."""
-        view = self._view
+        """A notice (any thread): on the view while it runs, held for it while it starts, else on stderr."""
+        with self._lock:
+            view = self._view
+            if view is None and self._held is not None:
+                self._held.append(line)
+                return
         if view is None:
             print(f"voice: {line}", file=sys.stderr, flush=True)
         else:
@@ -49,8 +55,9 @@ class LiveChat:
         """Open the devices (a DeviceError says why not, before the screen changes), show the view
         until it quits or ``seconds`` of audio have passed, then stop the driver's loop and thread."""
         self.open(talk)
+        self._held = []  # from here fd 2 is a pipe to ``say``: a line printed there would come back
         try:
-            with _screen_apart_from_native_stderr(self.say):
+            with screen_apart_from_native_stderr(self.say):
                 self.view().run()
         finally:
             self.close()
@@ -76,10 +83,13 @@ class LiveChat:
     # -- Controls: called on the view's thread ----------------------------------------------------
 
     def start(self, view: ChatView) -> None:
-        self._view = view
         session = self.talk.runner.session_log
         if session is not None:
             view.say(f"listening; talk any time (session log {session.path})")
+        with self._lock:
+            self._view, held, self._held = view, self._held or [], None
+        for line in held:
+            view.say(line)
         self.talk.runner.events.subscribe(view.publish)
         self._run = asyncio.run_coroutine_threadsafe(self.talk.run(self._seconds), self._loop)
         self._run.add_done_callback(lambda _: view.ended())
@@ -116,7 +126,8 @@ class LiveChat:
 
     def close(self) -> None:
         """Stop the driver if it still runs, wait for it, and end its loop; its failure is raised here."""
-        self._view = None
+        with self._lock:
+            self._view = self._held = None
         try:
             if self._run is not None:
                 if not self._run.done():
@@ -132,7 +143,7 @@ class LiveChat:
 
 
 @contextlib.contextmanager
-def _screen_apart_from_native_stderr(say: Callable[[str], None]) -> Iterator[None]:
+def screen_apart_from_native_stderr(say: Callable[[str], None]) -> Iterator[None]:
     """While the view owns the terminal, what C libraries write to fd 2 (ALSA's "underrun occurred")
     becomes notices instead of breaking the screen, and Textual draws on a copy of stdout's terminal."""
     screen = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", errors="replace")
