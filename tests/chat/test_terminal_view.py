@@ -105,7 +105,7 @@ def test_a_conversation_with_two_interruptions_shows_states_struck_words_and_tim
 
         replies = said(app, "assistant")
         first = next(e for e in events if isinstance(e, stream.ResponseInterrupted))
-        assert replies[0].body.plain == f"{first.heard} {first.unheard}"
+        assert replies[0].body.plain == f"{first.heard} ‖ {first.unheard}"  # the cut marked for any terminal
         assert struck(replies[0].body) == first.unheard  # the words never heard, and only those
         assert replies[2].body.plain.startswith("A light jacket will do")
         assert not struck(replies[2].body)
@@ -154,10 +154,10 @@ def test_the_stop_key_cancels_the_reply_and_the_heard_words_stay_unstruck() -> N
 
         assert controls.sent == [CancelReply()]
         reply = said(app, "assistant")[0].body
-        assert reply.plain == "Tomorrow starts dry, then rain moves in from the west."
+        assert reply.plain == "Tomorrow starts dry, ‖ then rain moves in from the west."
         assert struck(reply) == "then rain moves in from the west."
         assert app.lines()[-1].who == "turn 1"
-        assert app.lines()[-1].body.plain.endswith("stopped (s)")
+        assert app.lines()[-1].body.plain.endswith("stopped with s")
         assert app.status.state == "listening"
 
     run_view(controls, script)

@@ -260,7 +260,7 @@ class ChatView(App[None]):
                 reaction = audio_end_ms - turn.cut_in_at * 1000
                 parts.append(f"you cut in: it stopped {reaction:.0f} ms after you began")
             else:
-                parts.append("stopped" + (" (s)" if turn.stop_sent else ""))
+                parts.append("stopped with s" if turn.stop_sent else "stopped")
         resumed = metrics.get("false_barge_ins")
         if resumed:
             parts.append(f"went on after {resumed:.0f} pause{'s' if resumed != 1 else ''} for a noise")

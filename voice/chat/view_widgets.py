@@ -73,8 +73,8 @@ class StatusBar(Static):
             text.append("muted".ljust(METER_CELLS), style="bold #fca5a5")
         else:
             text.append_text(meter(self.dbfs))
-        level = "  --- dB" if self.dbfs is None else f" {self.dbfs:4.0f} dB"
-        text.append(level, style="grey70")
+        level = "" if self.muted else "  --- dB" if self.dbfs is None else f" {self.dbfs:4.0f} dB"
+        text.append(f"{level:>8}", style="grey70")
         text.append("   ● voice", style="bold green" if self.voice and not self.muted else "grey35")
         return text
 
@@ -88,13 +88,16 @@ def entry(who: str, body: Text) -> Table:
     return grid
 
 
+CUT_MARK = "‖"  # where the reply was cut, for terminals that draw no strikethrough
+
+
 def reply_text(heard: str, unheard: str = "", waiting: bool = False) -> Text:
     """The reply as heard; words generated but never heard struck through, as on the kiosk page."""
     if waiting and not heard:
         return Text("…", style="grey50")
     text = Text(heard)
     if unheard:
-        text.append(" " if heard else "")
+        text.append(f" {CUT_MARK} " if heard else f"{CUT_MARK} ", style="bold #fdba74")
         text.append(unheard, style="strike grey50")
     return text
 
