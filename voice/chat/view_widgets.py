@@ -55,6 +55,7 @@ class StatusBar(Static):
         self.dbfs: float | None = None
         self.voice = False
         self.muted = False
+        self._shown: Text | None = None
 
     def show(self, state: str | None = None, dbfs: float | None = None, voice: bool | None = None) -> None:
         if state is not None:
@@ -63,7 +64,10 @@ class StatusBar(Static):
             self.dbfs = dbfs
         if voice is not None:
             self.voice = voice
-        self.update(self.line())
+        line = self.line()
+        if line != self._shown:  # a quiet room reads the same level ten times a second
+            self._shown = line
+            self.update(line)
 
     def line(self) -> Text:
         colour = COLOURS.get(self.state, "white")
