@@ -21,6 +21,27 @@ from voice.audio.pulse import private_pulse
 from voice.errors import DeviceError
 from voice.tts.piper_voice import PiperSynthesizer
 
+HEAVY_MARKERS = ("models", "device", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs a real model, device or browser is slow: `-m "not slow"` leaves it out."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in HEAVY_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's own ~/.config/voice/config.toml must not reach the tests or the commands they start."""
+    previous = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
+    yield
+    if previous is None:
+        del os.environ["XDG_CONFIG_HOME"]
+    else:
+        os.environ["XDG_CONFIG_HOME"] = previous
+
 
 @pytest.fixture(scope="session")
 def pulse_device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

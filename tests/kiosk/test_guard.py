@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -23,6 +24,8 @@ REPEATS = 3000
 CLOSING = "voice kiosk: closing a client (1013): too slow: 500 events unread"
 BATCH = 100
 LONG_ID = "again-" + "x" * 190  # long acknowledgements fill a stalled reader's buffers sooner
+
+pytestmark = pytest.mark.slow  # each test starts a kiosk process
 
 
 def status_of(url: str, **kwargs: object) -> int:

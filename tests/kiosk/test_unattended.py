@@ -26,6 +26,8 @@ from voice.audio.pulse import private_pulse
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 
+pytestmark = pytest.mark.slow  # each test starts a kiosk process
+
 
 @pytest.mark.models
 def test_a_model_server_killed_mid_reply_fails_that_turn_and_the_next_one_works(llm_kiosk: Kiosk) -> None:

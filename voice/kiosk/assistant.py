@@ -126,12 +126,14 @@ class KioskAssistant:
         await self._talk.run()
 
     def stop(self) -> None:
-        """End ``run`` soon (call on the loop)."""
+        """End ``run`` soon (call on the loop); the turn in flight ends as interrupted, heard words kept."""
         self._stopping.set()
         self._talk.stop()
 
     def close(self) -> None:
-        """After ``run``: stop the model's streams and the workers, flush the session log."""
+        """After ``run``: end the turn in flight (if ``run`` never got the devices open, it is still
+        there), stop the model's streams and the workers, flush the session log."""
+        self._talk.end_session()
         self._thinker.stop_all()
         self.work.close()
         self.session_log.close()

@@ -1,4 +1,4 @@
-"""The ``[mcp.servers.NAME]`` tables of the config file: which MCP servers to start or reach, and which tools to offer.
+"""The config's ``[mcp.servers.NAME]`` tables: which MCP servers to start or reach, which tools to offer.
 
 A server is a command started over stdio (``command = [...]``, optional ``env``) or a streamable-HTTP ``url``
 whose headers come from the environment (``headers_env = {"Authorization" = "VAR"}``), never from the file.
