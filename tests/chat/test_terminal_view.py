@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
@@ -30,6 +31,7 @@ from voice.chat.terminal_view import ChatView
 from voice.chat.view_widgets import Line
 from voice.components import SpeechModels, make_engine
 from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextInput
+from voice.errors import DeviceError
 from voice.runtime import Work
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sim" / "golden"
@@ -368,3 +370,24 @@ def test_what_c_libraries_write_to_stderr_becomes_notices_off_the_screen() -> No
         os.write(2, b"ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred\n")
     assert sys.__stderr__ is original
     assert said == ["ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred"]
+
+
+def test_a_missing_microphone_is_raised_before_the_view_takes_the_screen() -> None:
+    def no_microphone(deliver: Callable[[AudioBlock], None]) -> AudioInput:
+        raise DeviceError("no microphone named 'desk-mic'")
+
+    talk = DeviceConversation(
+        make_engine(),
+        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
+        RecordingThinker(),
+        Work(threaded=False),
+        None,
+        DeviceSettings(),
+        open_input=no_microphone,
+        open_output=lambda buffer, on_played: QuietSpeaker(buffer),
+    )
+    live = LiveChat()
+
+    with pytest.raises(DeviceError, match="desk-mic"):
+        live.run(talk)  # the view never started: the error is one line on a plain terminal
+    assert not any(thread.name == "voice-chat-driver" for thread in threading.enumerate())

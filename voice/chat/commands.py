@@ -50,7 +50,7 @@ def default_session_path() -> Path:
 
 def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
-    live = None if args.plain or not sys.stdout.isatty() else _live_chat(args.seconds)
+    live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
     models = load_speech_models(configured.asr_model, configured.tts_voice)
@@ -62,6 +62,7 @@ def _chat(args: argparse.Namespace) -> int:
         work = Work(threaded=True)
         thinker = ChatModelThinker(model, settings, work)
         engine = make_engine(conversation)
+        live = _live_chat(args.seconds) if live_view else None
         talk = DeviceConversation(
             engine,
             models,
@@ -75,11 +76,11 @@ def _chat(args: argparse.Namespace) -> int:
         )
         if live is not None:
             try:
-                live.run(talk)
+                last_log = live.run(talk)
             finally:
                 thinker.stop_all()
                 work.close()
-            print(f"voice chat: session log {session_path}", flush=True)
+            print(f"voice chat: session log {last_log or session_path}", flush=True)
             return 0
         talk.runner.events.subscribe(Narrator())
 

@@ -51,16 +51,19 @@ class LiveChat:
         else:
             view.say(line)
 
-    def run(self, talk: DeviceConversation) -> None:
+    def run(self, talk: DeviceConversation) -> Path | None:
         """Open the devices (a DeviceError says why not, before the screen changes), show the view
-        until it quits or ``seconds`` of audio have passed, then stop the driver's loop and thread."""
-        self.open(talk)
-        self._held = []  # from here fd 2 is a pipe to ``say``: a line printed there would come back
+        until it quits or ``seconds`` of audio have passed, then stop the driver's loop and thread.
+        Returns the session log in use at the end (a new conversation has its own)."""
         try:
+            self.open(talk)
+            self._held = []  # from here fd 2 is a pipe to ``say``: a line printed there would come back
             with screen_apart_from_native_stderr(self.say):
                 self.view().run()
         finally:
             self.close()
+        log = talk.runner.session_log
+        return None if log is None else log.path
 
     def open(self, talk: DeviceConversation) -> None:
         """Start the driver's thread and open the devices on its loop."""
@@ -134,8 +137,9 @@ class LiveChat:
                     self.stop()
                 self._run.result()
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
+            if self._thread.is_alive():
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join()
             self._loop.close()
             log = self.talk.runner.session_log
             if log is not None:
