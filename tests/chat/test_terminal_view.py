@@ -30,6 +30,7 @@ from voice.chat.live import LiveChat, screen_apart_from_native_stderr
 from voice.chat.terminal_view import ChatView
 from voice.chat.view_widgets import Line
 from voice.components import SpeechModels, make_engine
+from voice.conversation.session_log import SessionLog, load_session
 from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextInput
 from voice.errors import DeviceError
 from voice.runtime import Work
@@ -299,7 +300,9 @@ class QuietSpeaker:
         pass
 
 
-def device_conversation(thinker: RecordingThinker, input_levels: bool) -> DeviceConversation:
+def device_conversation(
+    thinker: RecordingThinker, input_levels: bool, session_log: SessionLog | None = None
+) -> DeviceConversation:
     def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
         return PacedMicrophone(deliver)
 
@@ -313,6 +316,7 @@ def device_conversation(thinker: RecordingThinker, input_levels: bool) -> Device
         Work(threaded=False),
         None,
         DeviceSettings(),
+        session_log,
         open_input=open_input,
         open_output=open_output,
         input_levels=input_levels,
@@ -346,6 +350,35 @@ def test_the_live_view_runs_the_real_driver_on_its_own_thread() -> None:
     finally:
         live.close()
     assert thinker.sent[0].items[-1].text == "Hello there"  # type: ignore[union-attr]
+
+
+def test_a_new_conversation_starts_a_fresh_log_and_a_clear_view(tmp_path: Path) -> None:
+    first = tmp_path / "chat-first.jsonl"
+    thinker = RecordingThinker()
+    live = LiveChat()
+    talk = device_conversation(thinker, input_levels=False, session_log=SessionLog.create(first))
+    live.open(talk)
+
+    async def main() -> None:
+        app = live.view()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("t", *"Hello there", "enter", "escape")
+            await until(pilot, lambda: bool(said(app, "you")))
+            await pilot.press("n")
+            await until(pilot, lambda: "new conversation" in app.lines()[0].body.plain)
+            assert [line.who for line in app.lines()] == ["notice"]  # the old lines are gone
+            await pilot.press("q")
+            await until(pilot, lambda: not app.is_running)
+
+    try:
+        asyncio.run(main())
+    finally:
+        live.close()
+    logs = sorted(tmp_path.glob("chat-*.jsonl"))
+    assert len(logs) == 2
+    assert any(getattr(e.event, "text", None) == "Hello there" for e in load_session(first).events)
+    assert talk.runner.session_log is not None
+    assert talk.runner.session_log.path != first
 
 
 def test_the_mic_level_is_published_only_when_asked_for() -> None:
