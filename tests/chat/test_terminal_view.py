@@ -228,7 +228,7 @@ def test_levels_tools_and_errors_are_one_line_each() -> None:
         assert app.status.voice
         for event in events:
             app.publish(event)
-        app.publish(stream.Failure("llm.unavailable", "LLM unavailable: connection refused", t=9.0))
+        app.publish(stream.Failure("llm.unavailable", "LLM unavailable:\n  connection refused", t=9.0))
         app.say("the microphone delivered nothing for 1 s; reopening the audio devices")
         for _ in range(3):
             app.say("ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred")

@@ -225,7 +225,7 @@ class ChatView(App[None]):
                 outcome = f"failed: {output}" if failed else output
                 self._add("tool", Text(_short(f"{name} → {outcome}" if name else outcome)))
             case Failure(code=code, message=message):
-                self._add("error", Text(f"{code}: {message}"))
+                self._add("error", Text(_one_line(f"{code}: {message}")))
 
     def on_said(self, message: Said) -> None:
         if message.fresh:
@@ -234,9 +234,9 @@ class ChatView(App[None]):
         last = self._notice
         if last is not None and last[0].is_attached and last[1] == message.text:
             self._notice = (last[0], message.text, last[2] + 1)  # a device repeating itself: counted
-            last[0].show(Text(f"{message.text} ({last[2] + 1} times)"))
+            last[0].show(Text(_one_line(f"{message.text} ({last[2] + 1} times)")))
             return
-        self._notice = (self._add("notice", Text(message.text), classes="notice"), message.text, 1)
+        self._notice = (self._add("notice", Text(_one_line(message.text)), classes="notice"), message.text, 1)
 
     def on_ended(self, _message: Ended) -> None:
         self.exit()
@@ -327,6 +327,10 @@ def _arguments(arguments: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items())
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _short(text: str) -> str:
-    text = " ".join(text.split())
+    text = _one_line(text)
     return text if len(text) <= TOOL_LINE_CHARS else text[: TOOL_LINE_CHARS - 1] + "…"
