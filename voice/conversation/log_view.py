@@ -42,6 +42,7 @@ def render_session(session: LoadedSession) -> str:
             case ItemCommitted(item=ToolCall(name=name, arguments=arguments)):
                 lines.append(f"  tool call   {name}({json.dumps(arguments)})")
             case ItemCommitted(item=ToolResult(output=output, failed=failed)):
+                output = output.replace("\n", "\n" + " " * 14)  # a result of several lines stays indented
                 lines.append(f"  {'tool failed' if failed else 'tool result':<11} {output}")
             case TurnEnded(cancelled=False):
                 lines.append("  (played in full)")

@@ -32,12 +32,14 @@ def register(subparsers: Any) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    """The scenario decides the LLM; the config chooses the speech models."""
+    """The scenario decides the LLM; the config chooses the speech models and adds its MCP servers."""
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
     models = load_speech_models(configured.asr_model, configured.tts_voice)
-    report = run_scenario(scenario, args.out, realtime=args.realtime, models=models)
+    report = run_scenario(
+        scenario, args.out, realtime=args.realtime, models=models, mcp_servers=configured.mcp_servers
+    )
     turns = report["turns"]
     cut = sum(1 for turn in turns if turn["interrupted"])
     print(f"{len(turns)} requests, {cut} interrupted; report in {args.out / 'report.json'}")
