@@ -333,12 +333,14 @@ def test_the_live_view_runs_the_real_driver_on_its_own_thread() -> None:
     thinker = RecordingThinker()
     live = LiveChat()
     talk = device_conversation(thinker, input_levels=True)
-    live.open(talk)
+    live.open(talk, [stream.Failure("tools", "weather: the server did not start", t=0.0)])
 
     async def main() -> None:
         app = live.view()
         async with app.run_test(size=(100, 30)) as pilot:
             await until(pilot, lambda: app.status.dbfs is not None)
+            errors = [line.body.plain for line in said(app, "error")]
+            assert errors == ["tools: weather: the server did not start"]  # said before anything else
             assert round(app.status.dbfs or 0) == -26  # the mic's tone, measured on the driver's thread
             await pilot.press("t", *"Hello there", "enter")
             await until(pilot, lambda: bool(thinker.sent))

@@ -77,17 +77,19 @@ def _chat(args: argparse.Namespace) -> int:
             say=None if live is None else live.say,
             input_levels=live is not None,
         )
+        # it goes on without a server that did not start, and says so
+        failures = [Failure("tools", line, t=0.0) for line in toolbox.failures]
         if live is not None:
             try:
-                last_log = live.run(talk)
+                last_log = live.run(talk, failures)
             finally:
                 thinker.stop_all()
                 work.close()
             print(f"voice chat: session log {last_log or session_path}", flush=True)
             return 0
         talk.runner.events.subscribe(Narrator())
-        for line in toolbox.failures:  # it goes on without that server's tools, and says so
-            talk.runner.events.publish(Failure("tools", line, t=0.0))
+        for failure in failures:
+            talk.runner.events.publish(failure)
 
         async def main() -> None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)

@@ -15,7 +15,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from voice.chat.terminal_view import ChatView
 from voice.conversation.session_log import SessionLog
 from voice.engine.events import EngineEvent
 from voice.errors import VoiceError
+from voice.events import Failure
 
 
 class LiveChat:
@@ -38,6 +39,7 @@ class LiveChat:
         self._held: list[str] | None = None  # notices said while the screen waits for the view
         self._lock = threading.Lock()
         self._run: concurrent.futures.Future[None] | None = None
+        self._failures: list[Failure] = []
 
     def say(self, line: str) -> None:
         """A notice (any thread): on the view while it runs, held for it while it starts, else on stderr."""
@@ -51,12 +53,13 @@ class LiveChat:
         else:
             view.say(line)
 
-    def run(self, talk: DeviceConversation) -> Path | None:
+    def run(self, talk: DeviceConversation, failures: Sequence[Failure] = ()) -> Path | None:
         """Open the devices (a DeviceError says why not, before the screen changes), show the view
         until it quits or ``seconds`` of audio have passed, then stop the driver's loop and thread.
-        Returns the session log in use at the end (a new conversation has its own)."""
+        ``failures`` (a tool server that did not start) are shown first. Returns the session log in
+        use at the end (a new conversation has its own)."""
         try:
-            self.open(talk)
+            self.open(talk, failures)
             self._held = []  # from here fd 2 is a pipe to ``say``: a line printed there would come back
             with screen_apart_from_native_stderr(self.say):
                 self.view().run()
@@ -65,9 +68,9 @@ class LiveChat:
         log = talk.runner.session_log
         return None if log is None else log.path
 
-    def open(self, talk: DeviceConversation) -> None:
-        """Start the driver's thread and open the devices on its loop."""
-        self._talk = talk
+    def open(self, talk: DeviceConversation, failures: Sequence[Failure] = ()) -> None:
+        """Start the driver's thread and open the devices on its loop; ``failures`` wait for the view."""
+        self._talk, self._failures = talk, list(failures)
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result()
 
@@ -93,6 +96,8 @@ class LiveChat:
             self._view, held, self._held = view, self._held or [], None
         for line in held:
             view.say(line)
+        for failure in self._failures:
+            view.publish(failure)
         self.talk.runner.events.subscribe(view.publish)
         self._run = asyncio.run_coroutine_threadsafe(self.talk.run(self._seconds), self._loop)
         self._run.add_done_callback(lambda _: view.ended())
