@@ -1,4 +1,4 @@
-"""Whole-pipeline barge-in figures from the scenarios in audio/scenarios, printed as JSON (design §5).
+"""Whole-pipeline barge-in figures from the scenarios in audio/scenarios, as JSON (docs/architecture.md §5).
 
 - ``barge_in_reaction``: for every interrupted turn of every scenario (virtual time, deterministic), the
   time from the TRUE onset of the interrupting user speech (its cue's placed time plus the WAV's measured
@@ -13,7 +13,7 @@
   speech (cue time plus the WAV's ``end_s``) to the first reply audio, raw and minus the VAD's endpointing
   silence; each turn also says how much of it remains in virtual time (endpointing, the scripted LLM's
   first-delta delay and the wait for the first clause) and how much is compute (ASR, TTS, threads).
-- ``voice_to_voice_local_models``: the same figure with every model real and local, as design §5 means
+- ``voice_to_voice_local_models``: the same figure all models real and local, as docs/architecture.md §5 means
   it: the ``voice demo`` conversation paced in real time, three times, with the embedded llama.cpp
   server (SmolLM2-135M) started once for all runs. Per turn that answers the user: the median over the
   runs, and where the time went (endpointing, ASR running past it, the LLM until the first clause,

@@ -1,4 +1,4 @@
-"""Listening-idle cost of the real assistant (`voice chat`), printed as JSON (design §5).
+"""Listening-idle cost of the real assistant (`voice chat`), printed as JSON (docs/architecture.md §5).
 
 Starts a private PulseAudio with a null sink, runs ``python -m voice chat`` on it (tiny.en, joe-medium,
 AEC, the embedded llama.cpp server), waits for its "listening" line, lets it settle, then samples the

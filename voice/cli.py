@@ -20,6 +20,8 @@ COMMAND_MODULES = (
     "voice.sim.demo_command",
     "voice.chat.commands",
     "voice.kiosk.commands",
+    "voice.config.commands",
+    "voice.models.commands",
 )
 
 

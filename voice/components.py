@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
@@ -13,6 +12,7 @@ from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
 from voice.llm.port import ChatSettings, SizedChatModel
+from voice.models import resolve
 from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
@@ -34,11 +34,16 @@ class SpeechModels:
 def load_speech_models(asr_model: str | None = None, tts_voice: str | None = None) -> SpeechModels:
     """Whisper, piper and Smart Turn v3.2, loaded and warmed up.
 
-    ``asr_model`` is a whisper model directory (None: the bundled tiny.en); ``tts_voice`` a piper
-    ``.onnx`` with its ``.onnx.json`` beside it (None: the bundled en_US-joe-medium).
+    ``asr_model`` is a models.txt name ("whisper-base"), a whisper size name or a model directory (None: the
+    bundled tiny.en); ``tts_voice`` a models.txt name or a piper ``.onnx`` with its ``.onnx.json`` beside it
+    (None: the bundled en_US-joe-medium). A model that is missing or corrupt is a one-line ModelError.
     """
-    whisper = WhisperTranscriber(WhisperSettings(model=asr_model))
-    piper = PiperSynthesizer(PiperSettings(model=Path(tts_voice).expanduser() if tts_voice else None))
+    whisper_model, piper_voice = (
+        resolve.asr_model(asr_model),
+        resolve.tts_voice(tts_voice),
+    )  # before any loads
+    whisper = WhisperTranscriber(WhisperSettings(model=whisper_model))
+    piper = PiperSynthesizer(PiperSettings(model=piper_voice))
     return SpeechModels(whisper, piper, SmartTurn())
 
 

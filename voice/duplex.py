@@ -1,4 +1,4 @@
-"""The driver core (design §2): what happens for every mic block, whichever ports carry the sound.
+"""The driver core (docs/architecture.md §2): what happens for every mic block, on any ports.
 
 A driver sets the pace (the virtual room's clock, the sound card's callbacks, a page's frames) and
 hands each mic block to :meth:`Duplex.step`. The step is the same for all of them: finished work

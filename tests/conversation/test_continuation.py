@@ -1,4 +1,4 @@
-"""The cancel-then-continue rules of design §1.3-1.6, driven through the ledger as the engine will."""
+"""The cancel-then-continue rules of docs/architecture.md §1.3-1.6, driven through the ledger."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The turn rules that bend most easily (design §1): duplicates, running tools, and failures.
+"""The turn rules that bend most easily (docs/architecture.md §1): duplicates, running tools, and failures.
 
 Driven like tests/engine/test_engine.py: a scripted VAD, fake synthesis, an instant playback device.
 """

@@ -1,4 +1,4 @@
-"""Every failure of design §1 against a real loopback server: code, dispatch evidence, retry class."""
+"""Every failure of docs/architecture.md §1 against a real loopback server: code, dispatch, retry class."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def end_inside_an_event(exchange: Exchange) -> None:
 
 @dataclass(frozen=True)
 class Row:
-    """One row of design §1's failure table; ``script`` None means nothing listens at the URL."""
+    """One row of docs/architecture.md §1's failure table; ``script`` None: nothing listens at the URL."""
 
     script: Script | None
     code: ErrorCode

@@ -1,4 +1,4 @@
-"""The assistant's retry policy (design §1): retry only before anything was heard; a cancel never."""
+"""The assistant's retry policy (docs/architecture.md §1): only before anything was heard; a cancel never."""
 
 from __future__ import annotations
 

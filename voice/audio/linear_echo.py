@@ -1,7 +1,7 @@
 """A linear echo canceller for what ASR hears: Speex's MDF adaptive filter, and no suppression after it.
 
 AEC3 also suppresses whatever echo it could not subtract, and during double talk that suppression
-eats the user's words (design §3). A linear filter removes only what is correlated with the speaker,
+eats the user's words (docs/architecture.md §3). A linear filter removes only what matches the speaker,
 so the user's voice passes intact while the echo drops by 10-30 dB as the filter converges. This is
 libspeexdsp's multi-delay block frequency-domain filter (Debian ``libspeexdsp1``; PulseAudio's own
 echo-cancel module uses it) called through ctypes: the C API has not changed since 2008, and the

@@ -14,8 +14,10 @@ from typing import Any
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.components import context_budget, load_speech_models, make_engine
+from voice.config.flags import add_device_arguments, add_speech_arguments
+from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
-from voice.llm.config import add_llm_arguments, config_from_args
+from voice.llm.config import add_llm_arguments
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
@@ -25,16 +27,12 @@ REPLY_TOKENS = 150  # a spoken answer; a small model left unbounded can talk for
 
 def register(subparsers: Any) -> None:
     chat = subparsers.add_parser("chat", help="talk with the assistant through your microphone and speaker")
-    chat.add_argument(
-        "--input-device", help="microphone: index or name from `voice devices` (default: system)"
-    )
-    chat.add_argument("--output-device", help="speaker: index or name from `voice devices` (default: system)")
-    chat.add_argument(
-        "--no-echo-cancel", action="store_true", help="for headsets: the speaker cannot reach the mic"
-    )
+    add_config_argument(chat)
     chat.add_argument("--session", type=Path, help="session log to append to (resumed if it exists)")
     chat.add_argument("--seconds", type=float, help="stop after this much audio (default: until Ctrl-C)")
     add_llm_arguments(chat)
+    add_speech_arguments(chat)
+    add_device_arguments(chat)
     chat.set_defaults(run=_chat)
 
 
@@ -43,18 +41,14 @@ def default_session_path() -> Path:
     return state / "voice" / "sessions" / f"chat-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
 
 
-def _device(text: str | None) -> int | str | None:
-    return int(text) if text is not None and text.isdigit() else text
-
-
 def _chat(args: argparse.Namespace) -> int:
-    config = config_from_args(args, os.environ)
+    configured = load_settings(args, os.environ)
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
-    models = load_speech_models()
+    models = load_speech_models(configured.asr_model, configured.tts_voice)
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     with contextlib.ExitStack() as stack:
-        model = stack.enter_context(open_chat_model(config))
+        model = stack.enter_context(open_chat_model(configured.llm))
         log, conversation = open_session(session_path, context_budget(model, settings))
         stack.enter_context(log)
         work = Work(threaded=True)
@@ -65,8 +59,8 @@ def _chat(args: argparse.Namespace) -> int:
             models,
             thinker,
             work,
-            None if args.no_echo_cancel else default_echo_canceller(),
-            DeviceSettings(_device(args.input_device), _device(args.output_device)),
+            default_echo_canceller() if configured.echo_cancel else None,
+            DeviceSettings(configured.input_device, configured.output_device),
             log,
         )
         talk.runner.events.subscribe(Narrator())

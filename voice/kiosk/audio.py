@@ -39,8 +39,15 @@ def check_mode(mode: str) -> None:
         raise ConfigError(f"unknown --audio {mode!r} (one of {', '.join(AUDIO_MODES)})")
 
 
-def audio_setup(mode: str, devices: DeviceSettings, echo_cancel: bool = True) -> AudioSetup:
-    """Load what ``mode`` needs (whisper and piper only for real sound)."""
+def audio_setup(
+    mode: str,
+    devices: DeviceSettings,
+    echo_cancel: bool = True,
+    *,
+    asr_model: str | None = None,
+    tts_voice: str | None = None,
+) -> AudioSetup:
+    """Load what ``mode`` needs (whisper and piper, as load_speech_models takes them, for real sound only)."""
     check_mode(mode)
     if mode == "none":
         open_input, open_output = silent_openers(devices.block_ms)
@@ -49,7 +56,6 @@ def audio_setup(mode: str, devices: DeviceSettings, echo_cancel: bool = True) ->
     canceller = default_echo_canceller() if echo_cancel else None
     if mode == "websocket":
         browser = BrowserAudio()
-        return AudioSetup(
-            mode, load_speech_models(), canceller, devices, browser.open_input, browser.open_output, browser
-        )
-    return AudioSetup(mode, load_speech_models(), canceller, devices)
+        models = load_speech_models(asr_model, tts_voice)
+        return AudioSetup(mode, models, canceller, devices, browser.open_input, browser.open_output, browser)
+    return AudioSetup(mode, load_speech_models(asr_model, tts_voice), canceller, devices)

@@ -7,21 +7,22 @@ import asyncio
 import contextlib
 import os
 import signal
-from pathlib import Path
 from typing import Any
 
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
 from voice.components import context_budget
+from voice.config.flags import add_device_arguments, add_kiosk_arguments, add_speech_arguments
+from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
 from voice.errors import ConfigError
 from voice.kiosk.assistant import KioskAssistant
-from voice.kiosk.audio import AUDIO_MODES, AudioSetup, audio_setup, check_mode
+from voice.kiosk.audio import AudioSetup, audio_setup
 from voice.kiosk.keeper import KeeperSettings, SessionKeeper
-from voice.kiosk.security import TOKEN_ENV, check_bind
+from voice.kiosk.security import check_bind
 from voice.kiosk.server import KioskServer, ServerSettings
-from voice.kiosk.sessions import KEEP, SessionFiles, default_folder
-from voice.llm.config import LlmConfig, add_llm_arguments, config_from_args
+from voice.kiosk.sessions import SessionFiles
+from voice.llm.config import LlmConfig, add_llm_arguments
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 
@@ -30,53 +31,33 @@ def register(subparsers: Any) -> None:
     kiosk = subparsers.add_parser(
         "kiosk", help="run headless for visitors: the page at / and the event API at /ws on one port"
     )
-    kiosk.add_argument(
-        "--host", default="127.0.0.1", help=f"address to listen on (beyond loopback: {TOKEN_ENV})"
-    )
-    kiosk.add_argument("--port", type=int, default=8765, help="port for the page and the API (0: any free)")
-    kiosk.add_argument(
-        "--audio", default="device", choices=AUDIO_MODES,
-        help="device: this machine's mic and speaker; none: typed input only, no sound; "
-        "websocket: the page's mic and speaker (its Talk button)",
-    )  # fmt: skip
-    kiosk.add_argument(
-        "--allow-origin", action="append", default=[], metavar="ORIGIN",
-        help="another web origin whose pages may connect (the page's own always may); repeatable",
-    )  # fmt: skip
-    kiosk.add_argument(
-        "--fresh-after", type=float, default=120.0, metavar="SECONDS",
-        help="after this much quiet the next visitor gets a fresh conversation (default 120)",
-    )  # fmt: skip
-    kiosk.add_argument("--wake", metavar="PHRASE", help='sleep until this phrase is heard, e.g. "hey kiosk"')
-    kiosk.add_argument("--sessions", type=Path, help=f"folder for session logs (default {default_folder()})")
-    kiosk.add_argument("--keep-sessions", type=int, default=KEEP, help=f"session logs kept (default {KEEP})")
-    kiosk.add_argument("--input-device", help="microphone: index or name from `voice devices`")
-    kiosk.add_argument("--output-device", help="speaker: index or name from `voice devices`")
-    kiosk.add_argument("--no-echo-cancel", action="store_true", help="for headsets: no echo to cancel")
+    add_config_argument(kiosk)
+    add_kiosk_arguments(kiosk)
+    add_device_arguments(kiosk)
+    add_speech_arguments(kiosk)
     add_llm_arguments(kiosk)
     kiosk.set_defaults(run=_kiosk)
 
 
-def _device(text: str | None) -> int | str | None:
-    return int(text) if text is not None and text.isdigit() else text
-
-
 def _kiosk(args: argparse.Namespace) -> int:
-    check_mode(args.audio)
-    token = os.environ.get(TOKEN_ENV) or None
-    check_bind(args.host, token)
-    if args.fresh_after <= 0:
-        raise ConfigError("--fresh-after must be a positive number of seconds")
-    files = SessionFiles(args.sessions or default_folder(), args.keep_sessions)
-    config = config_from_args(args, os.environ)
-    if args.audio != "none":
+    configured = load_settings(args, os.environ)
+    kiosk = configured.kiosk
+    check_bind(kiosk.host, kiosk.token)
+    files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
+    if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
-    devices = DeviceSettings(_device(args.input_device), _device(args.output_device))
-    audio = audio_setup(args.audio, devices, echo_cancel=not args.no_echo_cancel)
-    server = ServerSettings(args.host, args.port, token, tuple(args.allow_origin))
-    keeper = KeeperSettings(args.fresh_after, args.wake)
-    with open_chat_model(config) as model:
-        asyncio.run(_serve(model, config, audio, files, server, keeper))
+    devices = DeviceSettings(configured.input_device, configured.output_device)
+    audio = audio_setup(
+        kiosk.audio,
+        devices,
+        configured.echo_cancel,
+        asr_model=configured.asr_model,
+        tts_voice=configured.tts_voice,
+    )
+    server = ServerSettings(kiosk.host, kiosk.port, kiosk.token, kiosk.allow_origins)
+    keeper = KeeperSettings(kiosk.fresh_after_s, kiosk.wake)
+    with open_chat_model(configured.llm) as model:
+        asyncio.run(_serve(model, configured.llm, audio, files, server, keeper))
     return 0
 
 

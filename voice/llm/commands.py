@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from voice.cancel import CancelToken
+from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.items import UserText
-from voice.llm.config import add_llm_arguments, config_from_args
+from voice.llm.config import add_llm_arguments
 from voice.llm.embedded import open_chat_model
 from voice.llm.errors import LLMError
 from voice.llm.port import ChatModel, ChatRequest, ChatSettings, TextDelta
@@ -22,12 +23,13 @@ def register(subparsers: Any) -> None:
     ask = subparsers.add_parser("ask", help="ask the LLM one question in text; the reply streams to stdout")
     ask.add_argument("text", help="what to ask")
     ask.add_argument("--max-tokens", type=int, default=None, metavar="N", help="cap the reply's length")
+    add_config_argument(ask)
     add_llm_arguments(ask)
     ask.set_defaults(run=_ask)
 
 
 def _ask(args: argparse.Namespace) -> int:
-    config = config_from_args(args, os.environ)
+    config = load_settings(args, os.environ).llm
     request = ChatRequest((UserText(args.text),), settings=ChatSettings(max_tokens=args.max_tokens))
     with open_chat_model(config) as model:
         print_reply(model, request, sys.stdout, RetryPolicy(), time.sleep)

@@ -1,6 +1,6 @@
 """How an LLM call failed: a code, what the server may have done with the request, and whether to retry.
 
-The shape follows design §1: the *code* says what went wrong, the *dispatch* evidence says how far the
+As docs/architecture.md §1 says: the *code* says what went wrong, the *dispatch* evidence how far the
 request got (so a caller knows whether the server may have acted on it), and ``retriable`` says whether
 another attempt may succeed. Messages are one line and never carry the API key, headers or the body.
 """
@@ -26,7 +26,7 @@ class ErrorCode(enum.Enum):
     UNAVAILABLE = "unavailable"
 
 
-# Asking again cannot change these answers (design §1), whatever the server or a caller marks.
+# Asking again cannot change these answers (docs/architecture.md §1), whatever the server or a caller marks.
 NEVER_RETRIED = frozenset(
     {ErrorCode.UNAUTHORIZED, ErrorCode.REFUSED, ErrorCode.INVALID, ErrorCode.TOO_LARGE, ErrorCode.CANCELLED}
 )

@@ -1,4 +1,4 @@
-"""Map what went wrong on the wire to an :class:`LLMError` (design §1): code, dispatch, retriable.
+"""Map what went wrong on the wire to an :class:`LLMError` (docs/architecture.md §1).
 
 HTTP statuses: 429 → rejected and retriable (Retry-After kept), unless its code says the quota is
 exhausted (refused); 408 and 5xx → unknown and retriable; 400/401/403 and other client errors →

@@ -1,7 +1,7 @@
 """Turn the chunks of a streamed chat completion into ``ChatEvent``s, assembling tool calls.
 
 Pure: it is fed decoded JSON chunks and knows nothing of HTTP. Reasoning fields are ignored on purpose:
-only text and complete tool calls may cross into a conversation (design §1.4).
+only text and complete tool calls may cross into a conversation (docs/architecture.md §1.4).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""When the assistant tries an LLM request again (design §1): only before anything was heard.
+"""When the assistant tries an LLM request again (docs/architecture.md §1): only before anything was heard.
 
 Once the user heard part of a reply, a second attempt would say it again differently, so the assistant
 tells them briefly instead. A cancel is final, and so are the codes of ``NEVER_RETRIED`` whatever their

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
+from voice.components import load_speech_models
+from voice.config.flags import add_speech_arguments
+from voice.config.settings import add_config_argument, load_settings
 from voice.sim.run import prepare_out_dir, run_scenario
 from voice.sim.scenario import load_scenario
 
@@ -22,13 +26,18 @@ def register(subparsers: Any) -> None:
     simulate.add_argument(
         "--force", action="store_true", help="replace the outputs of an earlier run in --out"
     )
+    add_config_argument(simulate)
+    add_speech_arguments(simulate)
     simulate.set_defaults(run=_simulate)
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    """The scenario decides the LLM; the config chooses the speech models."""
+    configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
-    report = run_scenario(scenario, args.out, realtime=args.realtime)
+    models = load_speech_models(configured.asr_model, configured.tts_voice)
+    report = run_scenario(scenario, args.out, realtime=args.realtime, models=models)
     turns = report["turns"]
     cut = sum(1 for turn in turns if turn["interrupted"])
     print(f"{len(turns)} requests, {cut} interrupted; report in {args.out / 'report.json'}")

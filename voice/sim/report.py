@@ -1,4 +1,4 @@
-"""report.json (design §4): every LLM request, what was generated and heard, and the measured times."""
+"""report.json (docs/architecture.md §4): every LLM request, what was generated and heard, and when."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
             for c in typed
         ]
     discarded = [record for record in result.engine.turns if record.discarded]
-    if discarded:  # design §4: preemptive requests the user talked past, in no turn
+    if discarded:  # docs/architecture.md §4: preemptive requests the user talked past, in no turn
         report["discarded_requests"] = [
             {"turn": record.turn, "request": [item_to_json(item) for item in result.requests[record.turn]]}
             for record in discarded

@@ -1,4 +1,7 @@
-"""Where the bundled models live: files inside registry packages, found without importing them."""
+"""The models voice runs on: bundled files found in registry packages, and onnxruntime sessions for them.
+
+The modules beside this one read models.txt (catalog), know where models are (store), pull and verify them.
+"""
 
 from __future__ import annotations
 

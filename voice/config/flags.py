@@ -1,0 +1,49 @@
+"""The flags over the config file, shared by the commands that run the assistant and `voice config show`.
+
+Every default is None, so a flag that was not given leaves the file's or the environment's value standing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from voice.config.keys import BY_NAME
+from voice.kiosk.audio import AUDIO_MODES
+
+
+def _add(group: Any, name: str, **kwargs: Any) -> None:
+    key = BY_NAME[name]
+    shown = str(key.default).lower() if isinstance(key.default, bool) else key.default
+    default = f"; default {shown}" if key.default not in (None, ()) else ""
+    group.add_argument(
+        key.flag, dest=key.dest, default=None, help=f"{key.help} (config {key.name}{default})", **kwargs
+    )
+
+
+def add_speech_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--asr-model`` and ``--tts-voice``: which whisper hears and which piper voice speaks."""
+    group = parser.add_argument_group("speech models")
+    _add(group, "asr.model", metavar="NAME|DIR")
+    _add(group, "tts.voice", metavar="NAME|FILE")
+
+
+def add_device_arguments(parser: argparse.ArgumentParser) -> None:
+    """The microphone, the speaker and echo cancellation."""
+    group = parser.add_argument_group("sound devices")
+    _add(group, "audio.input_device", metavar="DEVICE")
+    _add(group, "audio.output_device", metavar="DEVICE")
+    _add(group, "audio.echo_cancel", action=argparse.BooleanOptionalAction)
+
+
+def add_kiosk_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where `voice kiosk` listens, whose pages may connect, and how it keeps its sessions."""
+    group = parser.add_argument_group("kiosk")
+    _add(group, "kiosk.host", metavar="ADDRESS")
+    _add(group, "kiosk.port", type=int, metavar="PORT")
+    _add(group, "kiosk.audio", choices=AUDIO_MODES)
+    _add(group, "kiosk.allow_origins", action="append", metavar="ORIGIN")
+    _add(group, "kiosk.fresh_after_s", type=float, metavar="SECONDS")
+    _add(group, "kiosk.wake", metavar="PHRASE")
+    _add(group, "kiosk.sessions", metavar="FOLDER")
+    _add(group, "kiosk.keep_sessions", type=int, metavar="N")
