@@ -45,7 +45,13 @@ def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
-    models = load_speech_models(configured.asr_model, configured.tts_voice)
+    models = load_speech_models(
+        configured.asr_model,
+        configured.tts_voice,
+        asr_url=configured.asr_url,
+        tts_url=configured.tts_url,
+        speech_api_key=configured.speech_api_key,
+    )
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     with contextlib.ExitStack() as stack:
         model = stack.enter_context(open_chat_model(configured.llm))

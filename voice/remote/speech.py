@@ -9,29 +9,19 @@ connects until the first call, so a server that is down now can be up by the tim
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import SplitResult, parse_qsl, urlsplit
+from urllib.parse import SplitResult
 
 from voice.asr.openai_asr import OpenAITranscriber
 from voice.asr.wyoming_asr import WyomingTranscriber
-from voice.errors import ConfigError
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S
 from voice.remote.http_audio import AudioEndpoint
+from voice.remote.urls import parse_server_url
 from voice.remote.wyoming_link import WyomingLink
 from voice.tts.openai_tts import PCM_RATE, OpenAISynthesizer
 from voice.tts.wyoming_tts import WyomingSynthesizer
 
-_FORMS = "wyoming://HOST:PORT or http(s)://HOST/v1"
-_ASR_KEYS = frozenset({"model", "language"})
-_TTS_KEYS = {"wyoming": frozenset({"voice"}), "http": frozenset({"model", "voice", "rate"})}
-
-
 RemoteTranscriber = WyomingTranscriber | OpenAITranscriber
 RemoteSynthesizer = WyomingSynthesizer | OpenAISynthesizer
-
-
-def is_server_url(spec: str | None) -> bool:
-    """True if an ``--asr``/``--tts`` value names a server rather than a local model."""
-    return spec is not None and "://" in spec
 
 
 @dataclass(frozen=True)
@@ -47,7 +37,7 @@ def transcriber_for(
 ) -> RemoteTranscriber:
     """The remote transcriber ``url`` names; a ConfigError (one line) if it names none."""
     limits = limits or Limits()
-    parts, options = _parse("ASR", url, _ASR_KEYS, _ASR_KEYS)
+    parts, options = parse_server_url("ASR", url)
     if parts.scheme == "wyoming":
         link = _link("ASR", parts, limits)
         return WyomingTranscriber(link, model=options.get("model"), language=options.get("language"))
@@ -62,52 +52,18 @@ def synthesizer_for(
 ) -> RemoteSynthesizer:
     """The remote synthesizer ``url`` names; a ConfigError (one line) if it names none."""
     limits = limits or Limits()
-    parts, options = _parse("TTS", url, _TTS_KEYS["wyoming"], _TTS_KEYS["http"])
+    parts, options = parse_server_url("TTS", url)
     if parts.scheme == "wyoming":
         return WyomingSynthesizer(_link("TTS", parts, limits), voice=options.get("voice"))
     endpoint = _endpoint("TTS", parts, "/audio/speech", api_key, limits)
-    rate = options.get("rate", str(PCM_RATE))
-    if not rate.isdigit() or not 0 < int(rate) <= 192_000:
-        raise ConfigError(f"TTS server URL {_shown(parts)}: rate must be a sample rate in Hz, got {rate!r}")
+    rate = int(options.get("rate", PCM_RATE))
     return OpenAISynthesizer(
-        endpoint, model=options.get("model", "tts-1"), voice=options.get("voice", "alloy"), rate=int(rate)
+        endpoint, model=options.get("model", "tts-1"), voice=options.get("voice", "alloy"), rate=rate
     )
 
 
-def _parse(
-    role: str, url: str, wyoming_keys: frozenset[str], http_keys: frozenset[str]
-) -> tuple[SplitResult, dict[str, str]]:
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError as exc:
-        raise ConfigError(f"{role} server URL is not a URL ({exc}); use {_FORMS}") from exc
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise ConfigError(f"{role} server URL {_shown(parts)} has a bad port ({exc})") from exc
-    scheme = parts.scheme.lower()
-    if scheme == "wyoming":
-        if not parts.hostname or port is None or parts.path not in ("", "/"):
-            raise ConfigError(f"{role} server URL {_shown(parts)} must be wyoming://HOST:PORT")
-        allowed = wyoming_keys
-    elif scheme in ("http", "https"):
-        if not parts.hostname or parts.path.strip("/") == "":
-            raise ConfigError(
-                f"{role} server URL {_shown(parts)} must name the API's base, e.g. http://HOST/v1"
-            )
-        allowed = http_keys
-    else:
-        raise ConfigError(f"{role} server URL {_shown(parts)} is not one of {_FORMS}")
-    options = dict(parse_qsl(parts.query, keep_blank_values=True))
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        known = ", ".join(sorted(allowed))
-        raise ConfigError(f"{role} server URL {_shown(parts)}: unknown option {unknown[0]!r}, known: {known}")
-    return parts._replace(scheme=scheme), options
-
-
 def _link(role: str, parts: SplitResult, limits: Limits) -> WyomingLink:
-    assert parts.hostname is not None  # both checked by _parse
+    assert parts.hostname is not None  # both checked by parse_server_url
     assert parts.port is not None
     return WyomingLink(
         role,
@@ -128,13 +84,3 @@ def _endpoint(role: str, parts: SplitResult, path: str, api_key: str | None, lim
         connect_timeout_s=limits.connect_timeout_s,
         idle_timeout_s=limits.idle_timeout_s,
     )
-
-
-def _shown(parts: SplitResult) -> str:
-    """The URL as shown in a message: no credentials, no query."""
-    host = parts.hostname or ""
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
