@@ -7,12 +7,16 @@ wyoming-piper on loopback: spans estimated per sentence, from the sentence strea
 whole audio). For each, whisper (its full window) transcribes what speaker.wav really played in every turn
 and counts the turns whose reported heard text is within one word of it, and exactly equal in length.
 
-Usage (from the repository root): PYTHONPATH=. python benchmarks/remote_speech.py   (about 5 minutes on
-2 cores)
+Both servers' voices add piper's noise, so each remote way runs ``--runs`` times (default 3) for more
+interrupted turns; the local way is deterministic and runs once.
+
+Usage (from the repository root): PYTHONPATH=. python benchmarks/remote_speech.py [--runs N]   (about 10
+minutes on 2 cores with 3 runs)
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import sys
@@ -61,11 +65,14 @@ def exact_share(runs: list[Run], judge: WhisperTranscriber) -> float | None:
     return round(sum(exact) / len(exact), 3) if exact else None
 
 
-def measure(label: str, models: SpeechModels, work: Path, judge: WhisperTranscriber, started: float) -> Any:
+def measure(
+    label: str, models: SpeechModels, work: Path, judge: WhisperTranscriber, started: float, repeats: int = 1
+) -> Any:
     runs = []
-    for path in interrupting_scenarios():
-        progress(f"{label}: {path.stem}", started)
-        runs.append(simulate(path, work / label / path.stem, models))
+    for repeat in range(repeats):
+        for path in interrupting_scenarios():
+            progress(f"{label} {repeat + 1}/{repeats}: {path.stem}", started)
+            runs.append(simulate(path, work / label / str(repeat) / path.stem, models))
     prefix = spoken_prefix(runs, judge)
     return {
         "interrupted_turns": prefix["interrupted_turns"],
@@ -76,9 +83,14 @@ def measure(label: str, models: SpeechModels, work: Path, judge: WhisperTranscri
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs of each remote way (default 3)")
+    repeats = parser.parse_args().runs
     started = time.monotonic()
     judge = WhisperTranscriber(WhisperSettings(short_window=False))
-    result: dict[str, Any] = {"scenarios": [path.stem for path in interrupting_scenarios()]}
+    result: dict[str, Any] = {"scenarios": [path.stem for path in interrupting_scenarios()], "runs": repeats}
     with tempfile.TemporaryDirectory(prefix="remote-speech-") as folder, contextlib.ExitStack() as servers:
         work = Path(folder)
         result["local"] = measure("local", load_speech_models(), work, judge, started)
@@ -96,13 +108,13 @@ def main() -> int:
             synthesizer_for(f"wyoming://127.0.0.1:{ports[1]}"),
             SmartTurn(),
         )
-        result["wyoming"] = measure("wyoming", wyoming, work, judge, started)
+        result["wyoming"] = measure("wyoming", wyoming, work, judge, started, repeats)
         openai = SpeechModels(
             transcriber_for(f"http://127.0.0.1:{ports[2]}/v1"),
             synthesizer_for(f"http://127.0.0.1:{ports[3]}/v1?rate=22050"),
             SmartTurn(),
         )
-        result["openai"] = measure("openai", openai, work, judge, started)
+        result["openai"] = measure("openai", openai, work, judge, started, repeats)
     json.dump(result, sys.stdout, indent=2)
     print()
     return 0

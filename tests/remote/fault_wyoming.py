@@ -97,8 +97,10 @@ class FaultWyoming:
     def __init__(
         self, script: Script, *, streaming: bool = False, early: bool = False, port: int = 0
     ) -> None:
-        self._script = script
+        self.script = script
+        self.received: list[Event] = []  # the events of the last request, describe excepted
         self._info = info(streaming)
+        self._streaming = streaming
         self._early = early
         self._listener = socket.create_server(("127.0.0.1", port))
         self.port: int = self._listener.getsockname()[1]
@@ -124,10 +126,18 @@ class FaultWyoming:
                 while (event := read_event(reader)) is not None:
                     if event.type == "describe":
                         peer.send(self._info.event())
-                    elif event.type in ("synthesize", "audio-stop") or (
+                        continue
+                    if event.type in ("transcribe", "synthesize-start") or (
+                        event.type == "synthesize" and not self._streaming
+                    ):
+                        self.received = []
+                    self.received.append(event)
+                    if event.type == "synthesize" and self._streaming:
+                        continue  # sent for compatibility; the stream ends at synthesize-stop
+                    if event.type in ("synthesize", "synthesize-stop", "audio-stop") or (
                         self._early and event.type == "audio-chunk"
                     ):
-                        self._script(peer)
+                        self.script(peer)
                         return
             except OSError:
                 pass  # the client went away mid-script, which many tests do on purpose
