@@ -154,7 +154,8 @@ def test_scenario_scripts_an_llm(path: Path) -> None:
             assert isinstance(reply["text"], str)
             assert reply["text"].strip()
         for call in reply.get("tool_calls", []):
-            assert call["name"] in llm["tools"], f"no scripted result for tool {call['name']}"
+            answered = call["name"] in llm.get("tools", {}) or "mcp" in scenario  # MCP servers run the rest
+            assert answered, f"no scripted result for tool {call['name']}"
             assert isinstance(call["arguments"], dict)
 
 

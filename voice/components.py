@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from voice.asr.port import Transcriber
@@ -11,7 +12,8 @@ from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetect
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
-from voice.llm.port import ChatSettings, SizedChatModel
+from voice.errors import ConfigError
+from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
 from voice.models import resolve
 from voice.remote.speech import synthesizer_for, transcriber_for
 from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
@@ -69,9 +71,20 @@ def make_engine(conversation: Conversation | None = None) -> Engine:
     return Engine(vad, conversation)
 
 
-def context_budget(model: SizedChatModel, settings: ChatSettings) -> ContextBudget | None:
-    """What the conversation may use of the model's context, or None when the model does not say."""
+def context_budget(
+    model: SizedChatModel, settings: ChatSettings, tools: tuple[ToolSpec, ...] = ()
+) -> ContextBudget | None:
+    """What the conversation may use of the model's context, or None when the model does not say.
+
+    The ``tools`` every request offers take their share, as the system prompt does.
+    """
     if model.context_tokens is None:
         return None
     reply = settings.max_tokens or model.context_tokens // 4  # an unbounded reply gets a quarter
-    return ContextBudget.for_model(model.context_tokens, reply, settings.system_prompt)
+    offered = json.dumps([[t.name, t.description, t.parameters] for t in tools]) if tools else ""
+    try:
+        return ContextBudget.for_model(model.context_tokens, reply, settings.system_prompt + offered)
+    except ValueError as exc:
+        if not tools:
+            raise
+        raise ConfigError(f"{exc} and the {len(tools)} tools offered; offer fewer (tools = [...])") from exc

@@ -52,7 +52,7 @@ from voice.engine.events import (
 from voice.engine.llm_bridge import stream_turn
 from voice.events import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
-from voice.llm.port import ChatModel, ChatSettings
+from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
@@ -157,15 +157,22 @@ class ChatModelThinker:
     """Streams each request from a ChatModel on the ``llm`` worker, under a cancel token per turn.
 
     ``tools`` runs the calls the model makes (on the ``tool`` worker); without it every call fails.
+    ``tool_specs`` are the tools every request offers the model.
     """
 
     def __init__(
-        self, model: ChatModel, settings: ChatSettings, work: Work, tools: Tools | None = None
+        self,
+        model: ChatModel,
+        settings: ChatSettings,
+        work: Work,
+        tools: Tools | None = None,
+        tool_specs: tuple[ToolSpec, ...] = (),
     ) -> None:
         self._model = model
         self._settings = settings
         self._work = work
         self._tools = tools
+        self._tool_specs = tool_specs
         self._tokens: dict[int, CancelToken] = {}  # streams still running, by turn
         self._tool_tokens: dict[int, list[CancelToken]] = {}  # tools started, by turn
         self._lock = threading.Lock()  # streams end on the worker while the loop sends and cancels
@@ -179,7 +186,7 @@ class ChatModelThinker:
             try:
                 if delay_s and self._wait(delay_s, token):
                     return  # cancelled while waiting to retry
-                yield from stream_turn(self._model, request, token, self._settings)
+                yield from stream_turn(self._model, request, token, self._settings, self._tool_specs)
             finally:  # a finished stream's token is dropped, so a long session keeps none of them
                 with self._lock:
                     if self._tokens.get(request.turn) is token:
@@ -208,8 +215,9 @@ class ChatModelThinker:
                 token.cancel(reason)
 
     def stop_all(self) -> None:
+        """Stop every stream and every tool still running (a turn's stream may be done, its tools not)."""
         with self._lock:
-            turns = list(self._tokens)
+            turns = set(self._tokens) | set(self._tool_tokens)
         for turn in turns:
             self.stop_turn(turn)
 

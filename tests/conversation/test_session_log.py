@@ -18,7 +18,7 @@ from voice.cli import main
 from voice.conversation.continuation import Conversation
 from voice.conversation.events import ItemCommitted, TurnEnded
 from voice.conversation.items import AssistantText
-from voice.conversation.session_log import SessionLog, load_session
+from voice.conversation.session_log import LOG_VERSION, SessionLog, load_session
 from voice.errors import SessionLogError
 
 
@@ -62,7 +62,7 @@ def test_every_line_is_versioned_and_numbered(tmp_path: Path) -> None:
     records = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
 
     assert records[0]["type"] == "session"
-    assert {r["v"] for r in records} == {1}
+    assert {r["v"] for r in records} == {LOG_VERSION}
     assert [r["seq"] for r in records] == list(range(len(records)))
 
 
@@ -152,6 +152,7 @@ while True:
     conversation.cut_in("An answer that" if n % 2 else "")
     for event in conversation.take_events():
         log.append(event)
+        log.flush()
         sys.stdout.write("ok\\n")
         sys.stdout.flush()
 """
@@ -203,9 +204,40 @@ def test_a_slow_fsync_never_holds_up_the_turn_that_asked_for_it(tmp_path: Path) 
     conversation.submit("What's the weather?")
 
     log.append_all(conversation.take_events())  # a turn boundary: returns while the fsync still waits
+    log.flush()  # and the lines reach the file though the disk is still busy
 
     assert '"turn_start"' in (tmp_path / "slow.jsonl").read_text()  # written, though not yet synced
     StuckDiskLog.disk_free.set()
     log.close()
     events = load_session(tmp_path / "slow.jsonl").events
     assert [type(logged.event).__name__ for logged in events] == ["InputReceived", "TurnStarted"]
+
+
+class StuckWriteLog(SessionLog):
+    """A log whose writes hang until released, like a disk whose page cache is full of dirty pages."""
+
+    disk_free = threading.Event()
+
+    def _write(self, seq: int, body: dict[str, object]) -> None:
+        self.disk_free.wait(timeout=30)
+        super()._write(seq, body)
+
+
+def test_a_slow_write_never_holds_up_the_caller_and_lines_keep_their_order(tmp_path: Path) -> None:
+    StuckWriteLog.disk_free.set()
+    log = StuckWriteLog.create(tmp_path / "slow.jsonl")
+    StuckWriteLog.disk_free.clear()
+    conversation = Conversation()
+    conversation.submit("What's the weather?")
+    conversation.add_text("Tomorrow starts dry.")
+    conversation.note_heard("Tomorrow", 1.0)
+    conversation.note_heard("Tomorrow starts", 1.5)
+
+    log.append_all(conversation.take_events())  # returns while the writer waits on the disk
+
+    assert load_session(tmp_path / "slow.jsonl").events == ()
+    StuckWriteLog.disk_free.set()
+    log.flush()
+    kinds = [type(logged.event).__name__ for logged in load_session(tmp_path / "slow.jsonl").events]
+    assert kinds == ["InputReceived", "TurnStarted", "ReplyHeard", "ReplyHeard"]
+    log.close()

@@ -17,10 +17,12 @@ from voice.components import context_budget, load_speech_models, make_engine
 from voice.config.flags import add_device_arguments, add_speech_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
+from voice.events import Failure
 from voice.llm.config import add_llm_arguments
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
+from voice.tools.toolbox import McpToolbox
 
 REPLY_TOKENS = 150  # a spoken answer; a small model left unbounded can talk for minutes
 
@@ -54,11 +56,12 @@ def _chat(args: argparse.Namespace) -> int:
     )
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     with contextlib.ExitStack() as stack:
+        toolbox = stack.enter_context(McpToolbox(configured.mcp_servers))
         model = stack.enter_context(open_chat_model(configured.llm))
-        log, conversation = open_session(session_path, context_budget(model, settings))
+        log, conversation = open_session(session_path, context_budget(model, settings, toolbox.specs))
         stack.enter_context(log)
         work = Work(threaded=True)
-        thinker = ChatModelThinker(model, settings, work)
+        thinker = ChatModelThinker(model, settings, work, toolbox, toolbox.specs)
         engine = make_engine(conversation)
         talk = DeviceConversation(
             engine,
@@ -70,6 +73,8 @@ def _chat(args: argparse.Namespace) -> int:
             log,
         )
         talk.runner.events.subscribe(Narrator())
+        for line in toolbox.failures:  # it goes on without that server's tools, and says so
+            talk.runner.events.publish(Failure("tools", line, t=0.0))
 
         async def main() -> None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)

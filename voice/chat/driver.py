@@ -23,6 +23,7 @@ from voice.components import SpeechModels
 from voice.conversation.session_log import SessionLog
 from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
+from voice.engine.events import CloseSession
 from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
@@ -132,9 +133,20 @@ class DeviceConversation:
         return {**self._duplex.glitches, **self._counters, "realignments": self._echo.reference.realignments}
 
     def stop(self) -> None:
-        """End :meth:`run` after the block in hand (call it on the loop, e.g. from a signal handler)."""
+        """End :meth:`run` after the block in hand (call it on the loop, e.g. from a signal handler);
+        the turn in flight ends as interrupted, with what was heard, before run returns."""
         self._stopped.set()
         self._blocks.put_nowait(None)
+
+    def end_session(self) -> None:
+        """The turn in flight ends as a stop would end it, with the words heard by now, and the session
+        log has it (flushed). :meth:`run` does this as it ends; more calls find nothing to end."""
+        mic, speaker = self._mic, self._speaker
+        if mic is not None and speaker is not None:
+            self._duplex.catch_up(mic, speaker)  # the words played since the last block count
+        self.runner.feed(CloseSession())
+        if self.runner.session_log is not None:
+            self.runner.session_log.flush()
 
     def open(self) -> None:
         """Open and start both devices; raises DeviceError saying why not. Call on the loop that runs."""
@@ -177,8 +189,11 @@ class DeviceConversation:
                     on_block()
                 if limit is not None and block.end >= limit:
                     return
-        finally:
-            self._close()
+        finally:  # also when cancelled (Ctrl-C under asyncio.run)
+            try:
+                self.end_session()
+            finally:
+                self._close()
 
     async def _next_block(self) -> AudioBlock | None:
         """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S."""

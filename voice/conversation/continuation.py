@@ -19,8 +19,10 @@ from voice.conversation.events import (
     InputWithdrawn,
     ItemCommitted,
     PartFailed,
+    ReplyHeard,
     TurnEnded,
     TurnFailed,
+    TurnLost,
     TurnStarted,
 )
 from voice.conversation.items import (
@@ -53,6 +55,8 @@ class _ActiveTurn:
     calls: list[ToolCall] = field(default_factory=list)
     results: dict[str, ToolResult] = field(default_factory=dict)
     committed_calls: bool = False
+    heard: str = ""  # the reply's progress as last recorded: what a lost turn keeps
+    heard_s: float | None = None
 
 
 def merge_inputs(first: str | None, second: str) -> str:
@@ -85,11 +89,20 @@ class Conversation:
     def from_events(
         cls, events: Iterable[ConversationEvent], budget: ContextBudget | None = None
     ) -> Conversation:
-        """Rebuild a conversation from its recorded events; a turn the log leaves open counts as lost."""
+        """Rebuild a conversation from its recorded events.
+
+        A turn the log leaves open (the process was killed mid-reply) is closed as a user's cut would
+        close it, keeping the heard text its last progress recorded; the closing events are recorded
+        (``take_events``) so a resumed log says how the turn ended.
+        """
         conversation = cls(budget)
         for event in events:
             conversation._apply(event)
-        conversation._active = None  # the process died mid-turn: nothing of it was heard for sure
+        lost = conversation._active
+        if lost is not None:
+            if lost.heard:
+                conversation._commit_turn(lost, lost.heard, interrupted=True, not_run=NOT_RUN_INTERRUPTED)
+            conversation._record(TurnLost(lost.turn, lost.heard, lost.heard_s))
         return conversation
 
     # -- what the state is ------------------------------------------------------------------------
@@ -216,6 +229,14 @@ class Conversation:
             raise ProtocolError(f"tool result for unknown call {result.id!r}")
         active.results[result.id] = result
 
+    def note_heard(self, heard: str, heard_s: float | None = None) -> None:
+        """How much of the reply in flight the user has heard so far, for the log to keep."""
+        active = self._require_active("heard progress")
+        heard = heard.strip()
+        if not active.reply.text.strip().startswith(heard):
+            raise ProtocolError(f"heard text {heard[:40]!r} is not a prefix of the reply")
+        self._record(ReplyHeard(active.turn, heard, heard_s))
+
     def discard_reply(self) -> None:
         """Forget what the turn streamed so far: a failed attempt is about to be retried."""
         active = self._require_active("discard")
@@ -313,7 +334,10 @@ class Conversation:
                 made_calls = self._active is not None and self._active.committed_calls
                 self._last_completed_calls = not cancelled and made_calls
                 self._active = None
-            case TurnFailed():
+            case ReplyHeard(turn=turn, heard=heard, heard_s=heard_s):
+                if self._active is not None and self._active.turn == turn:
+                    self._active.heard, self._active.heard_s = heard, heard_s
+            case TurnFailed() | TurnLost():
                 self._last_completed_calls = False
                 self._active = None
             case BudgetShrunk(tokens=tokens):

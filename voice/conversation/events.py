@@ -55,6 +55,30 @@ class TurnEnded:
 
 
 @dataclass(frozen=True)
+class ReplyHeard:
+    """Progress of the reply in flight: ``heard`` is all of it heard so far (whole words), by ``heard_s``.
+
+    Written as the reply plays, so a process killed mid-reply leaves in its log what the user heard.
+    """
+
+    turn: int
+    heard: str
+    heard_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TurnLost:
+    """A turn the log left open (the process was killed mid-reply), closed when the session resumed.
+
+    It ends as a user's cut would: ``heard`` (the last progress the log recorded) is what crosses.
+    """
+
+    turn: int
+    heard: str = ""
+    heard_s: float | None = None
+
+
+@dataclass(frozen=True)
 class TurnFailed:
     """A turn failed (not a user's cut): its text stays out of the history and its input stays pending.
 
@@ -104,6 +128,8 @@ ConversationEvent: TypeAlias = (
     | TurnStarted
     | ItemCommitted
     | TurnEnded
+    | ReplyHeard
+    | TurnLost
     | TurnFailed
     | HistoryTrimmed
     | BudgetShrunk
@@ -131,6 +157,10 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
                 "heard": event.heard,
                 "cut_s": event.cut_s,
             }
+        case ReplyHeard(turn=turn, heard=heard, heard_s=heard_s):
+            return {"type": "heard", "turn": turn, "heard": heard, "heard_s": heard_s}
+        case TurnLost(turn=turn, heard=heard, heard_s=heard_s):
+            return {"type": "turn_lost", "turn": turn, "heard": heard, "heard_s": heard_s}
         case TurnFailed():
             return {
                 "type": "turn_failed",
@@ -171,6 +201,10 @@ def event_from_json(data: dict[str, Any]) -> ConversationEvent:
                 str(data.get("heard", "")),
                 None if cut is None else float(cut),
             )
+        if kind in ("heard", "turn_lost"):
+            at = data.get("heard_s")
+            made = ReplyHeard if kind == "heard" else TurnLost
+            return made(int(data["turn"]), str(data["heard"]), None if at is None else float(at))
         if kind == "turn_failed":
             dispatch = data.get("dispatch")
             return TurnFailed(

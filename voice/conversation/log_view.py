@@ -12,8 +12,10 @@ from voice.conversation.events import (
     InputWithdrawn,
     ItemCommitted,
     PartFailed,
+    ReplyHeard,
     TurnEnded,
     TurnFailed,
+    TurnLost,
     TurnStarted,
 )
 from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
@@ -22,7 +24,10 @@ from voice.conversation.session_log import LoadedSession
 
 def render_session(session: LoadedSession) -> str:
     lines = [f"session {session.path.name} started {session.started or '(unknown time)'}"]
+    heard_so_far: str | None = None  # progress of a turn not yet ended
     for logged in session.events:
+        if isinstance(logged.event, TurnEnded | TurnFailed | TurnLost):
+            heard_so_far = None
         match logged.event:
             case InputReceived(text=text):
                 lines.append(f"  user said   {text}")
@@ -37,6 +42,7 @@ def render_session(session: LoadedSession) -> str:
             case ItemCommitted(item=ToolCall(name=name, arguments=arguments)):
                 lines.append(f"  tool call   {name}({json.dumps(arguments)})")
             case ItemCommitted(item=ToolResult(output=output, failed=failed)):
+                output = output.replace("\n", "\n" + " " * 14)  # a result of several lines stays indented
                 lines.append(f"  {'tool failed' if failed else 'tool result':<11} {output}")
             case TurnEnded(cancelled=False):
                 lines.append("  (played in full)")
@@ -49,6 +55,12 @@ def render_session(session: LoadedSession) -> str:
                     lines.append(f"  cut{where}; generated but not heard: {unheard or '(nothing)'}")
                 else:
                     lines.append(f"  cancelled{where} before anything was heard; the input carries over")
+            case ReplyHeard(heard=heard):
+                heard_so_far = heard  # how the turn ended says what was heard, if it ended
+            case TurnLost(heard=heard, heard_s=heard_s):
+                where = f" at {heard_s:.2f} s" if heard_s is not None else ""
+                said = f"cut{where} after what was heard" if heard else "cut before anything was heard"
+                lines.append(f"  (the session stopped mid-reply; closed on resume: {said})")
             case TurnFailed(reason=reason, heard=heard):
                 said = f"after {heard!r} was heard" if heard else "before anything was heard"
                 lines.append(f"  failed ({reason}) {said}; kept out of the history, the input carries over")
@@ -60,6 +72,8 @@ def render_session(session: LoadedSession) -> str:
                 lines.append(f"  duplicate   input {input_id} came again and was dropped")
             case PartFailed(part=part, message=message):
                 lines.append(f"  {part} failed: {message}")
+    if heard_so_far is not None:
+        lines.append(f"  (the log ends mid-reply; heard so far: {heard_so_far or '(nothing)'})")
     if session.torn_tail is not None:
         lines.append(f"(the last line was torn, {len(session.torn_tail)} bytes, and is ignored)")
     return "\n".join(lines)

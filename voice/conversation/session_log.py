@@ -1,14 +1,17 @@
 """The durable session log (design §1.7): JSONL, schema-versioned, one event per line, sequence-numbered.
 
-Each line goes to the file in one ``write`` on an append-only descriptor, and the file is fsynced at
-every turn boundary, so a crash at any instant loses at most the line being written. Loading
-tolerates a torn last line (it is reported, then cut off on resume) and rebuilds the history exactly.
+Each line goes to the file in one ``write`` on an append-only descriptor, on the log's own thread, and
+the file is fsynced at every turn boundary, so a crash at any instant loses at most the line being
+written and those still queued behind it. The reply's heard progress is logged as it plays, so a turn
+a killed process left open is closed on resume with what was heard. Loading tolerates a torn last line
+(it is reported, then cut off on resume) and rebuilds the history exactly.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,13 +24,15 @@ from voice.conversation.events import (
     ConversationEvent,
     TurnEnded,
     TurnFailed,
+    TurnLost,
     TurnStarted,
     event_from_json,
     event_to_json,
 )
 from voice.errors import SessionLogError
 
-LOG_VERSION = 1
+LOG_VERSION = 2  # 2 added the reply's heard progress ("heard") and turns closed on resume ("turn_lost")
+READABLE_VERSIONS = (1, 2)  # a version 1 log still loads and resumes (its new lines are version 2)
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,10 @@ def load_session(path: str | Path) -> LoadedSession:
     header = records[0]
     if header.get("type") != "session" or header.get("seq") != 0:
         raise SessionLogError(f"{path}:1: not a voice session log (no session header)")
-    if header.get("v") != LOG_VERSION:
-        raise SessionLogError(f"{path}: session log version {header.get('v')!r}, expected {LOG_VERSION}")
+    if header.get("v") not in READABLE_VERSIONS:
+        raise SessionLogError(
+            f"{path}: session log version {header.get('v')!r}, expected one of {READABLE_VERSIONS}"
+        )
     events: list[LoggedEvent] = []
     for number, record in enumerate(records[1:], start=2):
         if record.get("seq") != number - 1:
@@ -100,16 +107,26 @@ def load_session(path: str | Path) -> LoadedSession:
 
 
 class SessionLog:
-    """Appends conversation events to a JSONL file; create a new one or resume an existing one."""
+    """Appends conversation events to a JSONL file; create a new one or resume an existing one.
+
+    Lines are written on the log's own thread, in order, so the caller (the audio loop) never waits on
+    the disk; ``flush`` waits until every line appended so far is in the kernel.
+    """
 
     def __init__(self, fd: int, path: Path, next_seq: int) -> None:
         self._fd = fd
         self.path = path
-        self._seq = next_seq
-        # fsync waits on the disk (an SD card can take 100s of ms): it runs here, never on the caller's thread
+        self._seq = next_seq  # the next line's sequence number
+        self._written = next_seq  # lines below this one are in the kernel
+        self._lines: queue.SimpleQueue[tuple[int, dict[str, Any], bool] | None] = queue.SimpleQueue()
+        self._progress = threading.Condition()
+        self._error: SessionLogError | None = None
+        self._writer = threading.Thread(target=self._write_queued, name="voice-log-writer", daemon=True)
+        self._writer.start()
+        # fsync waits on the disk (an SD card can take 100s of ms): it has a thread of its own, so lines
+        # keep reaching the kernel while it waits
         self._sync_wanted = threading.Event()
         self._closing = False
-        self._sync_error: SessionLogError | None = None
         self._syncer = threading.Thread(target=self._sync_when_asked, name="voice-log-sync", daemon=True)
         self._syncer.start()
 
@@ -121,7 +138,8 @@ class SessionLog:
         except OSError as exc:
             raise SessionLogError(f"cannot create session log {path}: {exc.strerror}") from exc
         log = cls(fd, path, 0)
-        log._write({"type": "session", "v": LOG_VERSION})
+        log._queue({"type": "session", "v": LOG_VERSION}, sync=False)
+        log.flush()
         log._sync()
         return log
 
@@ -139,15 +157,40 @@ class SessionLog:
         return cls(fd, loaded.path, loaded.next_seq), loaded
 
     def append(self, event: ConversationEvent) -> None:
-        """Write one event; at turn boundaries an fsync follows on the log's own thread.
+        """Queue one event for the log's thread; at turn boundaries an fsync follows once it is written."""
+        if self._error is not None:
+            raise self._error
+        self._queue(event_to_json(event), isinstance(event, TurnStarted | TurnEnded | TurnFailed | TurnLost))
 
-        The line is in the kernel once this returns, so a crash of the process loses nothing written.
-        """
-        if self._sync_error is not None:
-            raise self._sync_error
-        self._write(event_to_json(event))
-        if isinstance(event, TurnStarted | TurnEnded | TurnFailed):
-            self._sync_wanted.set()
+    def append_all(self, events: list[ConversationEvent]) -> None:
+        for event in events:
+            self.append(event)
+
+    def flush(self) -> None:
+        """Wait until every line appended so far is in the kernel (a killed process then loses none)."""
+        with self._progress:
+            self._progress.wait_for(lambda: self._written >= self._seq or self._error is not None)
+        if self._error is not None:
+            raise self._error
+
+    def _queue(self, body: dict[str, Any], sync: bool) -> None:
+        with self._progress:  # numbered in the order queued
+            self._lines.put((self._seq, body, sync))
+            self._seq += 1
+
+    def _write_queued(self) -> None:
+        while (queued := self._lines.get()) is not None:
+            seq, body, sync = queued
+            if self._error is None:  # after a failed write, later lines would leave a gap: none follow
+                try:
+                    self._write(seq, body)
+                except SessionLogError as exc:
+                    self._error = exc
+            with self._progress:
+                self._written = seq + 1
+                self._progress.notify_all()
+            if sync:
+                self._sync_wanted.set()
 
     def _sync_when_asked(self) -> None:
         while True:
@@ -158,18 +201,10 @@ class SessionLog:
             try:
                 self._sync()
             except SessionLogError as exc:
-                self._sync_error = exc
+                self._error = exc
 
-    def append_all(self, events: list[ConversationEvent]) -> None:
-        for event in events:
-            self.append(event)
-
-    def _write(self, body: dict[str, Any]) -> None:
-        record = {
-            "v": LOG_VERSION,
-            "seq": self._seq,
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        }
+    def _write(self, seq: int, body: dict[str, Any]) -> None:
+        record = {"v": LOG_VERSION, "seq": seq, "time": datetime.now(UTC).isoformat(timespec="milliseconds")}
         line = (json.dumps(record | body, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             written = os.write(self._fd, line)
@@ -177,7 +212,6 @@ class SessionLog:
                 written += os.write(self._fd, line[written:])
         except OSError as exc:
             raise SessionLogError(f"cannot write session log {self.path}: {exc.strerror}") from exc
-        self._seq += 1
 
     def _sync(self) -> None:
         try:
@@ -186,7 +220,10 @@ class SessionLog:
             raise SessionLogError(f"cannot sync session log {self.path}: {exc.strerror}") from exc
 
     def close(self) -> None:
+        """Write what is queued, sync it to the disk and close the file."""
         if self._fd >= 0:
+            self._lines.put(None)
+            self._writer.join()
             self._closing = True
             self._sync_wanted.set()
             self._syncer.join()
@@ -202,9 +239,14 @@ class SessionLog:
 
 
 def open_session(path: Path, budget: ContextBudget | None = None) -> tuple[SessionLog, Conversation]:
-    """Resume the log at ``path`` (its history continues) or start a new one there."""
+    """Resume the log at ``path`` (its history continues) or start a new one there.
+
+    A turn the log left open is closed in it first, as interrupted with what the log shows was heard.
+    """
     if path.exists():
         log, loaded = SessionLog.resume(path)
-        return log, loaded.conversation(budget)
+        conversation = loaded.conversation(budget)
+        log.append_all(conversation.take_events())
+        return log, conversation
     path.parent.mkdir(parents=True, exist_ok=True)
     return SessionLog.create(path), Conversation(budget)

@@ -42,6 +42,7 @@ from voice.engine.early_end import EarlyInput
 from voice.engine.events import (
     AudioPlayed,
     CancelReply,
+    CloseSession,
     EndConversation,
     EngineEvent,
     LlmDone,
@@ -89,6 +90,9 @@ RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
 # 0.5 s cuts the prepared reply before a sound of it is heard. 500 ms plus one VAD frame (20 ms): a
 # voice resuming at 500 ms is known only at the end of its first frame; at 500 the reply won that race.
 HOLD_AFTER_EARLY_END_MS = 520
+# Heard progress goes to the session log at word ends, a line at most this often: a process killed
+# mid-reply loses at most this and the word being heard.
+HEARD_LOGGED_EVERY_MS = 500
 __all__ = ["TOOL_WAIT_LIMIT_S", "Engine", "Phase", "Vad"]
 
 
@@ -133,6 +137,8 @@ class _Turn:
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
     input_end: int | None = None  # where the spoken input this turn answers ended
     heard_words: int = 0  # words announced as heard so far
+    logged_words: int = 0  # words the session log has as heard
+    logged_at: int | None = None  # output clock sample of the last heard progress logged
 
     @property
     def number(self) -> int:
@@ -441,9 +447,10 @@ class Engine:
         self._settle_phase()
         return actions
 
-    def _on_end_conversation(self, event: EndConversation) -> list[EngineAction]:
+    def _on_end_conversation(self, event: EndConversation | CloseSession) -> list[EngineAction]:
         """Cut the turn in flight for good and forget transcriptions still to come; input held while
-        tools ran stays in this conversation, unanswered."""
+        tools ran stays in this conversation, unanswered. A closing session ends the same way: nothing
+        after it can wait for a running tool or a transcript."""
         actions = self.utterances.drop_all()
         turn = self._turn
         if turn is not None and turn.tools.started:  # heard whole: it ends as when the user moved on
@@ -639,8 +646,17 @@ class Engine:
                 turn.heard_words = words
                 text = turn.record.spoken.strip()
                 self._emit(ResponseHeard(turn.number, text, words, self._now(event.clock)))
+        self._log_heard(turn, event.clock)
         turn.ledger.note_played(event.played)
         return self._finish_if_done(turn)
+
+    def _log_heard(self, turn: _Turn, clock: int) -> None:
+        """Words heard since the last progress line reach the log, at most every HEARD_LOGGED_EVERY_MS."""
+        every = HEARD_LOGGED_EVERY_MS * self.rate // 1000
+        due = turn.logged_at is None or clock - turn.logged_at >= every
+        if turn.heard_words > turn.logged_words and due:
+            turn.logged_words, turn.logged_at = turn.heard_words, clock
+            self.conversation.note_heard(turn.record.spoken, self._now(clock))
 
     def _finish_if_done(self, turn: _Turn) -> list[EngineAction]:
         """Once every word has played: run the proposed tools, then complete and maybe follow up."""
@@ -736,6 +752,7 @@ _ANY_PHASE: dict[type, Handler] = {
     CancelReply: _E._on_cancel_reply,
     MuteMicrophone: _E._on_mute,
     EndConversation: _E._on_end_conversation,
+    CloseSession: _E._on_end_conversation,
     PartFailed: _E._on_part_failed,
     MicAudio: _E._on_mic,
 }

@@ -66,6 +66,12 @@ class EndConversation:
 
 
 @dataclass(frozen=True)
+class CloseSession:
+    """The assistant is stopping (Ctrl-C, SIGTERM, a view's quit, a kiosk's shutdown): the turn in flight
+    ends as a stop would end it, heard prefix kept, before the session's log is closed."""
+
+
+@dataclass(frozen=True)
 class LlmText:
     turn: int
     text: str
@@ -141,6 +147,7 @@ EngineEvent: TypeAlias = (
     | CancelReply
     | MuteMicrophone
     | EndConversation
+    | CloseSession
     | LlmText
     | LlmToolCall
     | LlmDone

@@ -8,15 +8,29 @@ from voice.cancel import CancelToken
 from voice.conversation.continuation import Request
 from voice.engine.events import EngineEvent, LlmDone, LlmFailed, LlmText, LlmToolCall
 from voice.llm.errors import LLMError
-from voice.llm.port import CANCELLED, ChatModel, ChatRequest, ChatSettings, Finished, TextDelta, ToolCallReady
+from voice.llm.port import (
+    CANCELLED,
+    ChatModel,
+    ChatRequest,
+    ChatSettings,
+    Finished,
+    TextDelta,
+    ToolCallReady,
+    ToolSpec,
+)
 
 
 def stream_turn(
-    model: ChatModel, request: Request, cancel: CancelToken, settings: ChatSettings
+    model: ChatModel,
+    request: Request,
+    cancel: CancelToken,
+    settings: ChatSettings,
+    tools: tuple[ToolSpec, ...] = (),
 ) -> Iterator[EngineEvent]:
-    """Engine events for one attempt at ``request``; nothing at all once the turn is cancelled."""
+    """Engine events for one attempt at ``request``, offering ``tools``; none once the turn is cancelled."""
     try:
-        for event in model.stream(ChatRequest(request.items, settings=settings, turn=request.turn), cancel):
+        chat_request = ChatRequest(request.items, tools, settings, request.turn)
+        for event in model.stream(chat_request, cancel):
             if cancel.cancelled:
                 return
             match event:

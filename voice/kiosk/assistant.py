@@ -26,6 +26,7 @@ from voice.events import EventStream, Failure
 from voice.kiosk.audio import AudioSetup
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ChatModelThinker, Work
+from voice.tools.toolbox import McpToolbox
 
 
 class KioskAssistant:
@@ -39,10 +40,13 @@ class KioskAssistant:
         conversation: Conversation,
         session_log: SessionLog,
         wrap_transcriber: Callable[[Transcriber], Transcriber] | None = None,
+        toolbox: McpToolbox | None = None,
     ) -> None:
         self._reopened = 0  # device reopens seen so far: the notice after one is no error
         self.work = Work(threaded=True)
-        self._thinker = ChatModelThinker(model, settings, self.work)
+        specs = toolbox.specs if toolbox is not None else ()
+        self._thinker = ChatModelThinker(model, settings, self.work, toolbox, specs)
+        self._tool_failures = toolbox.failures if toolbox is not None else ()
         models = audio.models
         if wrap_transcriber is not None:
             models = replace(models, transcriber=wrap_transcriber(models.transcriber))
@@ -115,6 +119,8 @@ class KioskAssistant:
 
     async def run(self) -> None:
         """Open the audio (retrying with backoff while it is missing) and run until ``stop``."""
+        for line in self._tool_failures:  # the assistant runs without that server's tools, and says so
+            self.events.publish(Failure("tools", line, t=self.clock_s))
         retry = FIRST_RETRY_S
         while not self._stopping.is_set():
             try:
@@ -131,12 +137,14 @@ class KioskAssistant:
         await self._talk.run()
 
     def stop(self) -> None:
-        """End ``run`` soon (call on the loop)."""
+        """End ``run`` soon (call on the loop); the turn in flight ends as interrupted, heard words kept."""
         self._stopping.set()
         self._talk.stop()
 
     def close(self) -> None:
-        """After ``run``: stop the model's streams and the workers, flush the session log."""
+        """After ``run``: end the turn in flight (if ``run`` never got the devices open, it is still
+        there), stop the model's streams and the workers, flush the session log."""
+        self._talk.end_session()
         self._thinker.stop_all()
         self.work.close()
         self.session_log.close()

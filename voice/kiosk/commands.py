@@ -25,6 +25,7 @@ from voice.kiosk.sessions import SessionFiles
 from voice.llm.config import LlmConfig, add_llm_arguments
 from voice.llm.embedded import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
+from voice.tools.toolbox import McpToolbox, say_on_stderr
 
 
 def register(subparsers: Any) -> None:
@@ -59,8 +60,10 @@ def _kiosk(args: argparse.Namespace) -> int:
     )
     server = ServerSettings(kiosk.host, kiosk.port, kiosk.token, kiosk.allow_origins)
     keeper = KeeperSettings(kiosk.fresh_after_s, kiosk.wake)
-    with open_chat_model(configured.llm) as model:
-        asyncio.run(_serve(model, configured.llm, audio, files, server, keeper))
+    with McpToolbox(configured.mcp_servers) as toolbox, open_chat_model(configured.llm) as model:
+        for line in toolbox.failures:
+            say_on_stderr(line)
+        asyncio.run(_serve(model, configured.llm, audio, files, server, keeper, toolbox))
     return 0
 
 
@@ -71,6 +74,7 @@ async def _serve(
     files: SessionFiles,
     server_settings: ServerSettings,
     keeper_settings: KeeperSettings,
+    toolbox: McpToolbox,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     public = {
@@ -81,8 +85,10 @@ async def _serve(
         "token_required": server_settings.token is not None,
     }
     keeper = SessionKeeper(keeper_settings, files, public)
-    conversation = Conversation(context_budget(model, settings))
-    assistant = KioskAssistant(model, settings, audio, conversation, files.create(), keeper.gate)
+    conversation = Conversation(context_budget(model, settings, toolbox.specs))
+    assistant = KioskAssistant(
+        model, settings, audio, conversation, files.create(), keeper.gate, toolbox=toolbox
+    )
     server = KioskServer(keeper, server_settings, audio.browser)
     keeper.attach(assistant, server.broadcast)
     try:

@@ -3,12 +3,14 @@
 ``process_request`` serves the page and guards the upgrade (origin: 403, token: 401); each accepted
 connection gets the snapshot, then every event through its own bounded queue, and its frames are
 parsed into commands for the keeper. A bad frame gets an ``error`` event; too many in a row close the
-connection with 1008, and a frame over ``MAX_FRAME_BYTES`` is closed by websockets with 1009.
+connection with 1008, and a frame over ``MAX_FRAME_BYTES`` is closed by websockets with 1009. A command
+over its client's rate, or all clients' together, is dropped with a ``rate_limited`` error (``limits``).
 """
 
 from __future__ import annotations
 
 import http
+import json
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,10 +27,13 @@ from voice.events import Failure, event_json
 from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.client import QUEUE_EVENTS, Client
 from voice.kiosk.keeper import SessionKeeper
+from voice.kiosk.limits import ALL_CLIENTS, Flooders, TokenBucket
 from voice.kiosk.protocol import AudioFrame, BadFrame, PlaybackPosition, parse_command
 from voice.kiosk.security import origin_ok, token_ok
 
-MAX_FRAME_BYTES = 64 * 1024  # typed input and commands are small
+# the longest input.text (4000 characters, 48,000 bytes even as JSON \u escapes) and an audio frame
+# (20 ms from the page: 640 bytes; at most a second, 32,000) fit
+MAX_FRAME_BYTES = 64 * 1024
 CLOSE_TIMEOUT_S = 5.0  # a closed client has this long to take its close frame
 SEND_BUFFER_BYTES = 64 * 1024  # per connection, so a client that stops reading is noticed soon
 WRITE_LIMIT_BYTES = 16 * 1024
@@ -58,12 +63,15 @@ class KioskServer:
         self._settings = settings
         self._browser = browser  # --audio websocket: the page's audio goes here
         self._clients: set[Client] = set()
+        self._everyone = TokenBucket(ALL_CLIENTS)  # commands from all clients together
+        self._flooders = Flooders()
         self._page = page()
 
     def broadcast(self, event: dict[str, Any]) -> None:
-        """Every event to every client, never waiting for any of them."""
+        """Every event to every client, never waiting for any of them; encoded once for all."""
+        text = json.dumps(event, ensure_ascii=False)
         for client in list(self._clients):
-            client.send(event)
+            client.send_text(text)
 
     async def start(self) -> Server:
         settings = self._settings
@@ -97,7 +105,9 @@ class KioskServer:
 
     async def _handle(self, connection: ServerConnection) -> None:
         _limit_send_buffer(connection)
-        client = Client(connection, self._settings.queue_events)
+        address = _host(connection)
+        burst = not self._flooders.lately(address)  # a flooder coming back gets no fresh burst
+        client = Client(connection, self._everyone, self._settings.queue_events, burst)
         self._clients.add(client)
         try:
             client.send(self._keeper.snapshot())
@@ -112,9 +122,11 @@ class KioskServer:
                     continue
                 client.good_frame()
                 if isinstance(command, AudioFrame | PlaybackPosition):
-                    self._take_audio(client, command)
-                else:
+                    self._take_audio(client, command)  # paced by the page's audio clock, not a person
+                elif client.admit(command):
                     self._keeper.handle(command)
+                elif client.flooding:
+                    self._flooders.closed(address)
         except ConnectionClosed:
             pass
         finally:
@@ -147,6 +159,12 @@ def _with_body(response: Response, body: bytes, content_type: str) -> Response:
     headers["Content-Length"] = str(len(body))
     headers["Cache-Control"] = "no-store"
     return Response(response.status_code, response.reason_phrase, headers, body)
+
+
+def _host(connection: ServerConnection) -> str:
+    """The peer's address without its port (every client on loopback or behind a proxy shares one)."""
+    remote = connection.remote_address
+    return str(remote[0]) if remote else ""
 
 
 def _limit_send_buffer(connection: ServerConnection) -> None:

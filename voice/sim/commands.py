@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    """The scenario decides the LLM; the config chooses the speech models."""
+    """The scenario decides the LLM; the config chooses the speech models and adds its MCP servers."""
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
@@ -43,7 +43,9 @@ def _simulate(args: argparse.Namespace) -> int:
         tts_url=configured.tts_url,
         speech_api_key=configured.speech_api_key,
     )
-    report = run_scenario(scenario, args.out, realtime=args.realtime, models=models)
+    report = run_scenario(
+        scenario, args.out, realtime=args.realtime, models=models, mcp_servers=configured.mcp_servers
+    )
     turns = report["turns"]
     cut = sum(1 for turn in turns if turn["interrupted"])
     print(f"{len(turns)} requests, {cut} interrupted; report in {args.out / 'report.json'}")

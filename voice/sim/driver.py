@@ -8,7 +8,7 @@ wall clock and ASR, TTS and the LLM run in worker threads, so their latencies ar
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +27,8 @@ from voice.conversation.session_log import SessionLog
 from voice.duplex import Duplex, EchoPath
 from voice.engine.engine import Engine
 from voice.engine.events import TextInput
-from voice.events import event_json
-from voice.llm.port import ChatModel, ChatSettings
+from voice.events import Failure, event_json
+from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Tools, Work
 from voice.sim.room import ClockSlip, MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
@@ -42,7 +42,10 @@ BLOCK = ENGINE_RATE // 50  # 20 ms: one VAD frame per block
 
 @dataclass
 class Pipeline:
-    """The real components the room drives; ``chat_model`` serves scenarios with a real LLM."""
+    """The real components the room drives; ``chat_model`` serves scenarios with a real LLM.
+
+    ``tools`` (MCP servers) run the calls a script does not answer itself; ``tool_specs`` are offered.
+    """
 
     transcriber: Transcriber
     synthesizer: Synthesizer
@@ -51,6 +54,8 @@ class Pipeline:
     chat_model: ChatModel | None = None
     chat_settings: ChatSettings = field(default_factory=ChatSettings)
     end_of_turn: EndOfTurn | None = None
+    tools: Tools | None = None
+    tool_specs: tuple[ToolSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,12 +130,12 @@ class RoomSimulation:
         if isinstance(scenario.llm, ScriptedLlm):
             self._script = ScriptedChatModel(scenario.llm, self._time)
             model: ChatModel = self._script
-            tools: Tools | None = ScriptedTools(scenario.llm, self._time)
+            tools: Tools | None = ScriptedTools(scenario.llm, self._time, pipeline.tools)
         elif pipeline.chat_model is not None:
-            model, tools = pipeline.chat_model, None
+            model, tools = pipeline.chat_model, pipeline.tools
         else:
             raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
-        self._model = ChatModelThinker(model, pipeline.chat_settings, self._work, tools)
+        self._model = ChatModelThinker(model, pipeline.chat_settings, self._work, tools, pipeline.tool_specs)
         thinker = self._model
         self._requests = RequestRecorder(thinker, self._script)
         self._runner = ActionRunner(
@@ -182,6 +187,11 @@ class RoomSimulation:
                 self._place(index, cue, self._clock + round(cue.after_ms * ENGINE_RATE / 1000))
 
     # -- the loop ---------------------------------------------------------------------------------
+
+    def say_failures(self, lines: Iterable[str]) -> None:
+        """Parts that did not start (an MCP server), as ``error`` events before the room begins."""
+        for line in lines:
+            self._runner.events.publish(Failure("tools", line, t=0.0))
 
     def run(self) -> SimulationResult:
         started = time.monotonic()

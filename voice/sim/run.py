@@ -23,6 +23,8 @@ from voice.llm.port import ChatSettings, SizedChatModel
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
 from voice.sim.scenario import RealLlm, Scenario
+from voice.tools.mcp_settings import McpServerSettings
+from voice.tools.toolbox import McpToolbox, say_on_stderr
 
 OUTPUTS = ("report.json", "mic.wav", "speaker.wav", "session.jsonl", "events.jsonl")
 
@@ -51,10 +53,16 @@ def run_scenario(
     realtime: bool = False,
     llm_config: LlmConfig | None = None,
     models: SpeechModels | None = None,
+    mcp_servers: tuple[McpServerSettings, ...] = (),
 ) -> dict[str, Any]:
-    """Run ``scenario`` with the real components and write the four outputs into ``out``."""
+    """Run ``scenario`` with the real components and write the four outputs into ``out``.
+
+    The MCP servers the scenario names, and ``mcp_servers`` (the config's), answer the tool calls
+    its script does not.
+    """
     models = models or load_speech_models()
     with contextlib.ExitStack() as stack:
+        toolbox = stack.enter_context(McpToolbox((*scenario.mcp_servers, *mcp_servers)))
         chat_model: SizedChatModel | None = None
         settings = ChatSettings()
         budget: ContextBudget | None = None
@@ -62,7 +70,7 @@ def run_scenario(
             config = llm_config or real_llm_config(scenario.llm)
             chat_model = stack.enter_context(open_chat_model(config))
             settings = ChatSettings(temperature=0.0, max_tokens=scenario.llm.max_tokens)
-            budget = context_budget(chat_model, settings)
+            budget = context_budget(chat_model, settings, toolbox.specs)
         # Echo cancellation runs where the speaker reaches the mic; a room without echo is a headset.
         echo_canceller = WebRtcEchoCanceller() if scenario.room.echo_gain_db is not None else None
         pipeline = Pipeline(
@@ -73,10 +81,16 @@ def run_scenario(
             chat_model,
             settings,
             models.end_of_turn,
+            toolbox if toolbox.specs else None,
+            toolbox.specs,
         )
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
-        result = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log).run()
+        simulation = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log)
+        for line in toolbox.failures:
+            say_on_stderr(line)
+        simulation.say_failures(toolbox.failures)
+        result = simulation.run()
     return write_outputs(result, out)
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
+from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
 
 SCENARIO_VERSION = 1
 
@@ -93,6 +95,7 @@ class Scenario:
     user: tuple[UserCue, ...]
     end_s: float
     room: Room = Room()
+    mcp_servers: tuple[McpServerSettings, ...] = ()
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -124,7 +127,31 @@ def _parse(path: Path, data: Any) -> Scenario:
     if end_s <= 0:
         raise ValueError("end_s must be positive")
     user = tuple(_cue(base, i, cue) for i, cue in enumerate(data["user"], start=1))
-    return Scenario(path, _llm(base, data["llm"]), user, end_s, _room(base, data.get("room")))
+    room = _room(base, data.get("room"))
+    return Scenario(path, _llm(base, data["llm"]), user, end_s, room, _mcp(path, data.get("mcp")))
+
+
+def _mcp(path: Path, data: Any) -> tuple[McpServerSettings, ...]:
+    """The scenario's own MCP servers (``"mcp": {"servers": {...}}``, the config file's shape).
+
+    A command is run as the scenario says, except that ``python`` is the interpreter running voice and
+    a part starting ``./`` or ``../`` is a path from the scenario's folder, so a scenario runs anywhere.
+    """
+    if data is None:
+        return ()
+    if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
+        raise TypeError('mcp must be an object with a "servers" object')
+    servers = parse_mcp_servers(data["servers"], str(path))
+    return tuple(_located(server, path.parent) for server in servers)
+
+
+def _located(server: McpServerSettings, base: Path) -> McpServerSettings:
+    if server.command is None:
+        return server
+    program, *args = server.command
+    program = sys.executable if program in {"python", "python3"} else program
+    args = [str((base / arg).resolve()) if arg.startswith(("./", "../")) else arg for arg in args]
+    return replace(server, command=(program, *args))
 
 
 def _wav(base: Path, name: Any) -> Path:

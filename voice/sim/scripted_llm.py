@@ -10,6 +10,7 @@ from voice.conversation.items import ToolCall, ToolResult
 from voice.errors import ConfigError
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatEvent, ChatRequest, Finished, TextDelta, ToolCallReady
+from voice.runtime import Tools
 from voice.sim.scenario import ScriptedLlm
 from voice.sim.virtual_clock import VirtualClock
 
@@ -82,14 +83,20 @@ class ScriptedChatModel:
 
 
 class ScriptedTools:
-    """The scenario's tools: each answers its scripted output after its virtual run time."""
+    """The scenario's tools: each answers its scripted output after its virtual run time.
 
-    def __init__(self, script: ScriptedLlm, clock: VirtualClock) -> None:
+    A call the script does not name goes to ``others`` (the MCP servers), if given.
+    """
+
+    def __init__(self, script: ScriptedLlm, clock: VirtualClock, others: Tools | None = None) -> None:
         self._script = script
         self._clock = clock
+        self._others = others
 
     def __call__(self, call: ToolCall, cancel: CancelToken) -> ToolResult:
         tool = self._script.tools.get(call.name)
+        if tool is None and self._others is not None:
+            return self._others(call, cancel)
         if tool is None:
             return ToolResult(call.id, f"Failed: no tool named {call.name!r}.", failed=True)
         if tool.ms:
