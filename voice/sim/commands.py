@@ -36,7 +36,13 @@ def _simulate(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
-    models = load_speech_models(configured.asr_model, configured.tts_voice)
+    models = load_speech_models(
+        configured.asr_model,
+        configured.tts_voice,
+        asr_url=configured.asr_url,
+        tts_url=configured.tts_url,
+        speech_api_key=configured.speech_api_key,
+    )
     report = run_scenario(
         scenario, args.out, realtime=args.realtime, models=models, mcp_servers=configured.mcp_servers
     )
