@@ -16,6 +16,7 @@ from voice.engine.hold import Eagerness, Hold
 from voice.errors import ConfigError
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
 from voice.models import resolve
+from voice.remote.speech import synthesizer_for, transcriber_for
 from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
@@ -34,20 +35,35 @@ class SpeechModels:
     end_of_turn: EndOfTurn | None = None
 
 
-def load_speech_models(asr_model: str | None = None, tts_voice: str | None = None) -> SpeechModels:
+def load_speech_models(
+    asr_model: str | None = None,
+    tts_voice: str | None = None,
+    *,
+    asr_url: str | None = None,
+    tts_url: str | None = None,
+    speech_api_key: str | None = None,
+) -> SpeechModels:
     """Whisper, piper and Smart Turn v3.2, loaded and warmed up.
 
     ``asr_model`` is a models.txt name ("whisper-base"), a whisper size name or a model directory (None: the
     bundled tiny.en); ``tts_voice`` a models.txt name or a piper ``.onnx`` with its ``.onnx.json`` beside it
     (None: the bundled en_US-joe-medium). A model that is missing or corrupt is a one-line ModelError.
+    ``asr_url`` and ``tts_url`` name speech servers used instead (voice.remote.speech); their model is
+    then not loaded here. Turn-end judgement stays local either way.
     """
-    whisper_model, piper_voice = (
-        resolve.asr_model(asr_model),
-        resolve.tts_voice(tts_voice),
-    )  # before any loads
-    whisper = WhisperTranscriber(WhisperSettings(model=whisper_model))
-    piper = PiperSynthesizer(PiperSettings(model=piper_voice))
-    return SpeechModels(whisper, piper, SmartTurn())
+    whisper_model = None if asr_url else resolve.asr_model(asr_model)  # both before any loads
+    piper_voice = None if tts_url else resolve.tts_voice(tts_voice)
+    transcriber: Transcriber = (
+        transcriber_for(asr_url, api_key=speech_api_key)
+        if asr_url
+        else WhisperTranscriber(WhisperSettings(model=whisper_model))
+    )
+    synthesizer: Synthesizer = (
+        synthesizer_for(tts_url, api_key=speech_api_key)
+        if tts_url
+        else PiperSynthesizer(PiperSettings(model=piper_voice))
+    )
+    return SpeechModels(transcriber, synthesizer, SmartTurn())
 
 
 def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, get_args
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,19 @@ class SpeechStarted:
 @dataclass(frozen=True)
 class SpeechStopped:
     type: ClassVar[str] = "input.speech_stopped"
+    t: float
+
+
+@dataclass(frozen=True)
+class InputLevel:
+    """The microphone's level over the last ~100 ms (``dbfs``, RMS) and whether the VAD heard a voice in it.
+
+    Published only by a device driver asked for it (the terminal view's meter); never recorded.
+    """
+
+    type: ClassVar[str] = "input.level"
+    dbfs: float
+    voice: bool
     t: float
 
 
@@ -133,6 +146,7 @@ StreamEvent: TypeAlias = (
     StateChanged
     | SpeechStarted
     | SpeechStopped
+    | InputLevel
     | InputTranscript
     | InputDuplicate
     | ResponseCreated
@@ -154,6 +168,16 @@ def event_json(event: StreamEvent) -> dict[str, Any]:
         if value is not None or item.name in {"merged", "audio_end_ms"}:  # §7 names these even when empty
             data[item.name] = value
     return data
+
+
+EVENT_TYPES: dict[str, type[StreamEvent]] = {cls.type: cls for cls in get_args(StreamEvent)}
+
+
+def event_from_json(data: dict[str, Any]) -> StreamEvent:
+    """An event as a client received it, as its object again (to replay a recorded events.jsonl)."""
+    cls = EVENT_TYPES[data["type"]]
+    names = {item.name for item in fields(cls)}
+    return cls(**{key: value for key, value in data.items() if key in names})
 
 
 Subscriber = Callable[[StreamEvent], None]

@@ -20,6 +20,7 @@ from voice.conversation.events import InputReceived, TurnEnded, TurnStarted
 from voice.conversation.session_log import load_session
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
+SECONDS = 45
 
 
 @pytest.mark.device
@@ -27,7 +28,7 @@ AUDIO = Path(__file__).resolve().parents[2] / "audio"
 def test_chat_hears_a_question_through_the_device_and_answers_it(pulse_device: str, tmp_path: Path) -> None:
     session = tmp_path / "chat.jsonl"
     with subprocess.Popen(
-        [sys.executable, "-m", "voice", "chat", "--seconds", "45", "--session", str(session),
+        [sys.executable, "-m", "voice", "chat", "--seconds", str(SECONDS), "--session", str(session),
          "--input-device", pulse_device, "--output-device", pulse_device],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     ) as chat:  # fmt: skip
@@ -41,11 +42,15 @@ def test_chat_hears_a_question_through_the_device_and_answers_it(pulse_device: s
 
     events = [logged.event for logged in load_session(session).events]
     inputs = [event.text for event in events if isinstance(event, InputReceived)]
-    assert inputs[0] == "What will the weather be like tomorrow?"
+    assert inputs == ["What will the weather be like tomorrow?"], (
+        output
+    )  # its own voice was never heard as words
     assert any(isinstance(event, TurnStarted) for event in events)
     ends = [event for event in events if isinstance(event, TurnEnded)]
     assert ends, output
-    assert not ends[0].cancelled, output  # its own voice came back through the mic and did not stop it
+    # Its own voice came back through the mic and did not stop it: the reply played out, or (on a loaded
+    # machine, where playback crawls) was still playing when the session's 45 s ran out and was closed then.
+    assert not ends[0].cancelled or (ends[0].cut_s or 0.0) >= SECONDS - 0.5, output
     assert "you:       What will the weather be like tomorrow?" in output
 
 

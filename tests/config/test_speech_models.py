@@ -27,7 +27,9 @@ def test_the_chosen_models_are_the_ones_loaded(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def refuse(asr_model: str | None = None, tts_voice: str | None = None) -> SpeechModels:
+    def refuse(
+        asr_model: str | None = None, tts_voice: str | None = None, **servers: str | None
+    ) -> SpeechModels:
         raise ModelError(f"asked for {asr_model} and {tts_voice}")  # stands in for the slow real load
 
     module, argv = COMMANDS[command]

@@ -7,9 +7,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
@@ -24,6 +25,9 @@ from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
 from voice.tools.toolbox import McpToolbox
 
+if TYPE_CHECKING:
+    from voice.chat.live import LiveChat
+
 REPLY_TOKENS = 150  # a spoken answer; a small model left unbounded can talk for minutes
 
 
@@ -32,6 +36,9 @@ def register(subparsers: Any) -> None:
     add_config_argument(chat)
     chat.add_argument("--session", type=Path, help="session log to append to (resumed if it exists)")
     chat.add_argument("--seconds", type=float, help="stop after this much audio (default: until Ctrl-C)")
+    chat.add_argument(
+        "--plain", action="store_true", help="plain lines, not the live view (always when not a terminal)"
+    )
     add_llm_arguments(chat)
     add_speech_arguments(chat)
     add_device_arguments(chat)
@@ -46,9 +53,16 @@ def default_session_path() -> Path:
 
 def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
+    live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
-    models = load_speech_models(configured.asr_model, configured.tts_voice)
+    models = load_speech_models(
+        configured.asr_model,
+        configured.tts_voice,
+        asr_url=configured.asr_url,
+        tts_url=configured.tts_url,
+        speech_api_key=configured.speech_api_key,
+    )
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     with contextlib.ExitStack() as stack:
         toolbox = stack.enter_context(McpToolbox(configured.mcp_servers))
@@ -58,6 +72,7 @@ def _chat(args: argparse.Namespace) -> int:
         work = Work(threaded=True)
         thinker = ChatModelThinker(model, settings, work, toolbox, toolbox.specs)
         engine = make_engine(conversation, configured.eagerness)
+        live = _live_chat(args.seconds) if live_view else None
         talk = DeviceConversation(
             engine,
             models,
@@ -66,10 +81,22 @@ def _chat(args: argparse.Namespace) -> int:
             default_echo_canceller() if configured.echo_cancel else None,
             DeviceSettings(configured.input_device, configured.output_device),
             log,
+            say=None if live is None else live.say,
+            input_levels=live is not None,
         )
+        # it goes on without a server that did not start, and says so
+        failures = [Failure("tools", line, t=0.0) for line in toolbox.failures]
+        if live is not None:
+            try:
+                last_log = live.run(talk, failures)
+            finally:
+                thinker.stop_all()
+                work.close()
+            print(f"voice chat: session log {last_log or session_path}", flush=True)
+            return 0
         talk.runner.events.subscribe(Narrator())
-        for line in toolbox.failures:  # it goes on without that server's tools, and says so
-            talk.runner.events.publish(Failure("tools", line, t=0.0))
+        for failure in failures:
+            talk.runner.events.publish(failure)
 
         async def main() -> None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)
@@ -83,3 +110,9 @@ def _chat(args: argparse.Namespace) -> int:
             thinker.stop_all()
             work.close()
     return 0
+
+
+def _live_chat(seconds: float | None) -> LiveChat:
+    from voice.chat.live import LiveChat  # Textual loads only for the live view
+
+    return LiveChat(seconds)

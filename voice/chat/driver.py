@@ -19,11 +19,13 @@ from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream, res
 from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
+from voice.chat.input_level import LevelMeter
 from voice.components import SpeechModels
+from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import CloseSession
+from voice.engine.events import CloseSession, EndConversation
 from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
@@ -77,7 +79,8 @@ class DeviceConversation:
     """One conversation on real devices until ``stop()`` (Ctrl-C, SIGTERM).
 
     ``open_input`` / ``open_output`` default to the devices ``devices`` names; tests hand in their own.
-    ``say`` prints the one-line notices about devices (stderr by default).
+    ``say`` prints the one-line notices about devices (stderr by default). With ``input_levels`` the
+    stream also carries the mic's level (``input.level``, ten a second) for a live meter.
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class DeviceConversation:
         open_input: OpenInput | None = None,
         open_output: OpenOutput | None = None,
         say: Callable[[str], None] | None = None,
+        input_levels: bool = False,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self._echo = EchoPath(echo_canceller, EchoReference())
@@ -122,6 +126,10 @@ class DeviceConversation:
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
         self._counters = {"reopened": 0, "dropped_blocks": 0}
+        engine = self.runner.engine
+        self._meter = (
+            LevelMeter(self.runner.events.publish, lambda: engine.voiced_until) if input_levels else None
+        )
 
     @property
     def clock(self) -> int:
@@ -147,6 +155,18 @@ class DeviceConversation:
         self.runner.feed(CloseSession())
         if self.runner.session_log is not None:
             self.runner.session_log.flush()
+
+    def new_conversation(self, session_log: SessionLog) -> None:
+        """End the conversation (the turn in flight is cut, heard words kept in its log) and start a
+        fresh one in ``session_log``; its turns number on, so late output of old turns is dropped.
+        Call on the loop that runs."""
+        runner = self.runner
+        runner.feed(EndConversation())
+        old_log, old = runner.session_log, runner.engine.conversation
+        runner.engine.start_conversation(Conversation(old.budget, turns_before=old.turns))
+        runner.session_log = session_log
+        if old_log is not None:
+            old_log.close()
 
     def open(self) -> None:
         """Open and start both devices; raises DeviceError saying why not. Call on the loop that runs."""
@@ -259,6 +279,8 @@ class DeviceConversation:
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
         self._duplex.step(block, mic, speaker)
+        if self._meter is not None:
+            self._meter.add(block)
 
     def _enqueue(self, block: AudioBlock) -> None:
         """Queue a mic block; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""

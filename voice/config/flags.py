@@ -23,10 +23,13 @@ def _add(group: Any, name: str, **kwargs: Any) -> None:
 
 
 def add_speech_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--asr-model`` and ``--tts-voice``: which whisper hears and which piper voice speaks."""
+    """``--asr-model`` and ``--tts-voice``: which whisper hears and which piper voice speaks; ``--asr`` and
+    ``--tts``: a speech server that does it instead."""
     group = parser.add_argument_group("speech models")
     _add(group, "asr.model", metavar="NAME|DIR")
     _add(group, "tts.voice", metavar="NAME|FILE")
+    _add(group, "asr.url", metavar="URL")
+    _add(group, "tts.url", metavar="URL")
 
 
 def add_turn_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,11 +10,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.engine.hold import EAGERNESS
+from voice.errors import ConfigError
 from voice.kiosk.audio import AUDIO_MODES
 from voice.kiosk.sessions import KEEP
 from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
+from voice.remote.urls import parse_server_url
 
 Check = Callable[[Any], Any]
+ENV_ASR_URL = "VOICE_ASR_URL"
+ENV_TTS_URL = "VOICE_TTS_URL"
+ENV_SPEECH_API_KEY = "VOICE_SPEECH_API_KEY"
 YEAR_S = 365 * 86400  # longer is a mistake (and keeps inf out)
 
 
@@ -61,6 +66,20 @@ def http_url(value: Any) -> str:
     if not url.startswith(("http://", "https://")):
         raise BadValue(f"must be an http:// or https:// URL, not {_show(value)}")
     return url
+
+
+def speech_server(role: str) -> Check:
+    """A Wyoming or OpenAI-compatible speech server's URL, for ``role`` ("ASR" or "TTS")."""
+
+    def check(value: Any) -> str:
+        url = text(value)
+        try:
+            parse_server_url(role, url)
+        except ConfigError as exc:
+            raise BadValue(f"is not a usable server URL: {exc}") from exc
+        return url
+
+    return check
 
 
 def whole(low: int, high: int) -> Check:
@@ -173,6 +192,16 @@ KEYS = (
         flag="--eagerness", dest="eagerness",
     ),
     Key(
+        "asr.url", speech_server("ASR"), None,
+        "a speech-to-text server to use instead of whisper here: wyoming://HOST:PORT or http(s)://HOST/v1",
+        "wyoming://127.0.0.1:10300", ENV_ASR_URL, "--asr", "asr_url",
+    ),
+    Key(
+        "tts.url", speech_server("TTS"), None,
+        "a text-to-speech server to use instead of piper here: wyoming://HOST:PORT or http(s)://HOST/v1",
+        "wyoming://127.0.0.1:10200", ENV_TTS_URL, "--tts", "tts_url",
+    ),
+    Key(
         "kiosk.host", text, "127.0.0.1",
         "the address `voice kiosk` listens on (beyond loopback: VOICE_TOKEN)",
         flag="--host", dest="host",
@@ -216,5 +245,6 @@ SECTIONS = tuple(dict.fromkeys(key.section for key in KEYS))
 SECRETS = {
     "llm.api_key": "VOICE_LLM_API_KEY",
     "llm.headers": "VOICE_LLM_HEADERS",
+    "speech.api_key": ENV_SPEECH_API_KEY,
     "kiosk.token": "VOICE_TOKEN",
 }

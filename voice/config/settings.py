@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from voice.audio.devices import DeviceSpec
 from voice.config.file import ConfigFile, default_path, find_config_file
-from voice.config.keys import KEYS, SECRETS, BadValue, Key
+from voice.config.keys import ENV_SPEECH_API_KEY, KEYS, SECRETS, BadValue, Key
 from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.kiosk.security import TOKEN_ENV
@@ -54,6 +54,8 @@ class Settings:
     llm: LlmConfig
     asr_model: str | None
     tts_voice: str | None
+    asr_url: str | None  # a speech server used instead of the local model
+    tts_url: str | None
     input_device: DeviceSpec
     output_device: DeviceSpec
     echo_cancel: bool
@@ -62,6 +64,7 @@ class Settings:
     mcp_servers: tuple[McpServerSettings, ...]
     file: Path | None  # the file read; None when there was none
     sources: Mapping[str, str]
+    speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
 
     def value(self, key: str) -> Any:
         """The value in effect for ``key`` (``kiosk.port``), as the commands use it."""
@@ -77,6 +80,8 @@ class Settings:
             "asr.model": self.asr_model,
             "tts.voice": self.tts_voice,
             "turn.eagerness": self.eagerness.value,
+            "asr.url": self.asr_url,
+            "tts.url": self.tts_url,
             "kiosk.host": kiosk.host,
             "kiosk.port": kiosk.port,
             "kiosk.audio": kiosk.audio,
@@ -122,6 +127,9 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
         llm=llm,
         asr_model=_expand(value["asr.model"]),
         tts_voice=_expand(value["tts.voice"]),
+        asr_url=value["asr.url"],
+        tts_url=value["tts.url"],
+        speech_api_key=environ.get(ENV_SPEECH_API_KEY) or None,
         input_device=value["audio.input_device"],
         output_device=value["audio.output_device"],
         echo_cancel=value["audio.echo_cancel"],

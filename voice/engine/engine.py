@@ -216,6 +216,11 @@ class Engine:
         return round((self._clock if sample is None else sample) / self.rate, 3)
 
     @property
+    def voiced_until(self) -> int:
+        """End of the last mic frame the VAD found voiced (a level meter's voice light)."""
+        return self._vad.voiced_until
+
+    @property
     def active_turn(self) -> int | None:
         return self._turn.number if self._turn else None
 

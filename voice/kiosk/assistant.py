@@ -20,7 +20,7 @@ from voice.components import make_engine
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import UserText, item_to_json
 from voice.conversation.session_log import SessionLog
-from voice.engine.events import CancelReply, EndConversation, MuteMicrophone, TextInput
+from voice.engine.events import CancelReply, MuteMicrophone, TextInput
 from voice.engine.hold import Eagerness
 from voice.errors import DeviceError
 from voice.events import EventStream, Failure
@@ -110,12 +110,7 @@ class KioskAssistant:
     def new_conversation(self, session_log: SessionLog) -> None:
         """End the conversation (the turn in flight is cut, heard words kept in its log) and start a
         fresh one in ``session_log``; its turns number on, so late output of old turns is dropped."""
-        runner = self._talk.runner
-        runner.feed(EndConversation())
-        old_log, old = self.session_log, self.conversation
-        runner.engine.start_conversation(Conversation(old.budget, turns_before=old.turns))
-        runner.session_log = session_log
-        old_log.close()
+        self._talk.new_conversation(session_log)
 
     # -- running ----------------------------------------------------------------------------------
 

@@ -46,16 +46,22 @@ def audio_setup(
     *,
     asr_model: str | None = None,
     tts_voice: str | None = None,
+    asr_url: str | None = None,
+    tts_url: str | None = None,
+    speech_api_key: str | None = None,
 ) -> AudioSetup:
-    """Load what ``mode`` needs (whisper and piper, as load_speech_models takes them, for real sound only)."""
+    """Load what ``mode`` needs (whisper and piper or their servers, as load_speech_models takes them, for
+    real sound only)."""
     check_mode(mode)
     if mode == "none":
         open_input, open_output = silent_openers(devices.block_ms)
         models = SpeechModels(NoMicrophone(), ReadingPace())
         return AudioSetup(mode, models, None, devices, open_input, open_output)
     canceller = default_echo_canceller() if echo_cancel else None
+    models = load_speech_models(
+        asr_model, tts_voice, asr_url=asr_url, tts_url=tts_url, speech_api_key=speech_api_key
+    )
     if mode == "websocket":
         browser = BrowserAudio()
-        models = load_speech_models(asr_model, tts_voice)
         return AudioSetup(mode, models, canceller, devices, browser.open_input, browser.open_output, browser)
-    return AudioSetup(mode, load_speech_models(asr_model, tts_voice), canceller, devices)
+    return AudioSetup(mode, models, canceller, devices)

@@ -61,6 +61,9 @@ def _kiosk(args: argparse.Namespace) -> int:
         configured.echo_cancel,
         asr_model=configured.asr_model,
         tts_voice=configured.tts_voice,
+        asr_url=configured.asr_url,
+        tts_url=configured.tts_url,
+        speech_api_key=configured.speech_api_key,
     )
     server = ServerSettings(kiosk.host, kiosk.port, kiosk.token, kiosk.allow_origins)
     keeper = KeeperSettings(kiosk.fresh_after_s, kiosk.wake)

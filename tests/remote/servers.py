@@ -1,0 +1,89 @@
+"""Real speech servers from the registry, started as processes on loopback with the bundled models."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from voice.asr.whisper import bundled_model_dir
+from voice.tts.piper_voice import bundled_voice_path
+
+READY_S = 120.0  # loading a model on a busy 2-core machine
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _offline() -> dict[str, str]:
+    """The environment of a server that must never reach the network for a model."""
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+
+
+def wyoming_whisper_command(port: int, data_dir: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "wyoming_faster_whisper",
+        "--uri", f"tcp://127.0.0.1:{port}",
+        "--model", str(bundled_model_dir()),
+        "--data-dir", str(data_dir),
+        "--local-files-only",
+        "--stt-library", "faster-whisper",
+        "--language", "en",
+        "--beam-size", "1",
+        "--cpu-threads", "1",
+    ]  # fmt: skip
+
+
+def wyoming_piper_command(port: int, data_dir: Path) -> list[str]:
+    # A voice given as a path is loaded from it; the catalog is the package's own copy (no --update-voices).
+    return [
+        sys.executable, "-m", "wyoming_piper",
+        "--uri", f"tcp://127.0.0.1:{port}",
+        "--voice", str(bundled_voice_path()),
+        "--data-dir", str(data_dir),
+    ]  # fmt: skip
+
+
+def faster_whisper_server_command(port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "faster_whisper_server", str(bundled_model_dir()),
+        "--host", "127.0.0.1", "--port", str(port),
+    ]  # fmt: skip
+
+
+def piper_speech_server_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "tests.remote.piper_speech_server", str(port)]
+
+
+@contextmanager
+def running(command: list[str], port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``command``, wait until ``port`` accepts connections, and stop it at the end."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=_offline())
+    try:
+        wait_for_port(port, process, log)
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} exited: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{process.args!r} did not listen on {port} in {READY_S:g} s")

@@ -1,0 +1,95 @@
+"""What the OpenAI-compatible speech backends share: an endpoint, its limits, failures mapped as the LLM's.
+
+Transport failures reuse the LLM client's mapping (connect, idle, broken stream). Statuses get the same
+codes and retry marks, with speech's own hints; the server's error body is never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+
+from voice.llm.errors import Dispatch, ErrorCode
+from voice.llm.failures import Phase, redact_url, transport_error
+from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
+
+
+class AudioEndpoint:
+    """One endpoint (``{base}/audio/...``) of a server, with its own connection pool and limits."""
+
+    def __init__(
+        self,
+        role: str,
+        base_url: str,
+        path: str,
+        *,
+        api_key: str | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+    ) -> None:
+        self.role = role
+        self.url = httpx.URL(base_url.rstrip("/") + path)
+        self.shown_url = redact_url(self.url)
+        self.idle_timeout_s = idle_timeout_s
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            headers=headers, timeout=httpx.Timeout(idle_timeout_s, connect=connect_timeout_s)
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def fail(self, code: ErrorCode, dispatch: Dispatch, detail: str, *, retriable: bool) -> SpeechServerError:
+        return SpeechServerError(self.role, code, dispatch, detail, retriable=retriable)
+
+    @contextmanager
+    def post(self, **content: object) -> Iterator[httpx.Response]:
+        """POST with ``content`` (httpx's json/data/files) and yield a 200 response streaming its body.
+
+        Every httpx failure, while sending or while the caller reads the body, leaves as a
+        :class:`SpeechServerError`.
+        """
+        phase = Phase.REQUESTING
+        try:
+            with self._client.stream("POST", self.url, **content) as response:  # type: ignore[arg-type]
+                if response.status_code != 200:
+                    raise self._status_error(response)
+                phase = Phase.STREAMING
+                yield response
+        except httpx.HTTPError as exc:
+            error = transport_error(exc, phase, self.url, self.idle_timeout_s)
+            raise SpeechServerError.from_llm(self.role, error) from exc
+
+    def _status_error(self, response: httpx.Response) -> SpeechServerError:
+        status = response.status_code
+        code, dispatch, retriable = _classify(status)
+        detail = f"HTTP {status} {response.reason_phrase} from {self.shown_url}".rstrip()
+        hint = _HINTS.get(status)
+        return self.fail(code, dispatch, f"{detail}; {hint}" if hint else detail, retriable=retriable)
+
+
+_HINTS = {
+    401: "check the speech server's API key",
+    403: "check the speech server's API key",
+    404: "is this an OpenAI-compatible audio server, and its URL the one ending in /v1?",
+}
+
+
+def _classify(status: int) -> tuple[ErrorCode, Dispatch, bool]:
+    if status == 429:
+        return ErrorCode.RATE_LIMITED, Dispatch.REJECTED, True
+    if status in (401, 403):
+        return ErrorCode.UNAUTHORIZED, Dispatch.REJECTED, False
+    if status in (404, 405, 501):
+        return ErrorCode.UNSUPPORTED, Dispatch.REJECTED, False
+    if status == 413:
+        return ErrorCode.TOO_LARGE, Dispatch.REJECTED, False
+    if status in (408, 504):
+        return ErrorCode.DEADLINE, Dispatch.UNKNOWN, True
+    if 500 <= status < 600:
+        return ErrorCode.UNAVAILABLE, Dispatch.UNKNOWN, True
+    if 400 <= status < 500:
+        return ErrorCode.INVALID, Dispatch.REJECTED, False
+    return ErrorCode.PROTOCOL, Dispatch.UNKNOWN, False

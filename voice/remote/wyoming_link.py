@@ -1,0 +1,221 @@
+"""One Wyoming connection per call: events out with the ``wyoming`` package, frames in read strictly.
+
+A frame is a JSON header line, then ``data_length`` bytes of JSON merged into its data, then
+``payload_length`` bytes of payload. ``wyoming.event.read_event`` answers None both for a closed
+connection and for a broken header; here each is its own error, so a user learns which happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+from types import TracebackType
+from typing import Any, BinaryIO
+
+from wyoming.error import Error
+from wyoming.event import Event, write_event
+from wyoming.info import Describe, Info
+
+from voice.llm.errors import Dispatch, ErrorCode
+from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
+
+_MAX_HEADER = 65_536
+_MAX_DATA = 1 << 20
+_MAX_PAYLOAD = 16 << 20  # far more than one audio chunk or one utterance's info
+
+
+class WyomingLink:
+    """Where a Wyoming server listens and how long to wait for it; opens a fresh connection per call.
+
+    A connection per call is what makes a restarted server usable again at once, with no stale socket.
+    """
+
+    def __init__(
+        self,
+        role: str,
+        host: str,
+        port: int,
+        *,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+    ) -> None:
+        self.role = role
+        self.host = host
+        self.port = port
+        self.url = f"wyoming://{host}:{port}"
+        self.connect_timeout_s = connect_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+
+    def fail(self, code: ErrorCode, dispatch: Dispatch, detail: str, *, retriable: bool) -> SpeechServerError:
+        return SpeechServerError(self.role, code, dispatch, detail, retriable=retriable)
+
+    def connect(self) -> WyomingConnection:
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
+        except TimeoutError as exc:
+            raise self.fail(
+                ErrorCode.DEADLINE, Dispatch.NOT_SENT, f"no connection to {self.url} in time", retriable=True
+            ) from exc
+        except OSError as exc:
+            raise self.fail(
+                ErrorCode.TRANSPORT,
+                Dispatch.NOT_SENT,
+                f"cannot connect to {self.url}: {_reason(exc)}",
+                retriable=True,
+            ) from exc
+        sock.settimeout(self.idle_timeout_s)
+        return WyomingConnection(self, sock)
+
+    def describe(self) -> Info:
+        """The server's ``info``: which programs it runs and what they support."""
+        with self.connect() as connection:
+            connection.send(Describe().event())
+            while True:
+                event = connection.receive()
+                if Info.is_type(event.type):
+                    try:
+                        return Info.from_event(event)
+                    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                        raise connection.malformed("an info event it describes itself with") from exc
+
+
+class WyomingConnection:
+    """One open connection; every failure on it is a :class:`SpeechServerError`."""
+
+    def __init__(self, link: WyomingLink, sock: socket.socket) -> None:
+        self._link = link
+        self._sock = sock
+        self._reader: BinaryIO = sock.makefile("rb")
+        self._writer: BinaryIO = sock.makefile("wb")
+        self.answered = False  # any frame received: the server has the request
+
+    def __enter__(self) -> WyomingConnection:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for stream in (self._writer, self._reader):
+            with contextlib.suppress(OSError):  # an unsent tail is of no use once the call is over
+                stream.close()
+        self._sock.close()
+
+    def send(self, event: Event) -> None:
+        try:
+            write_event(event, self._writer)
+        except TimeoutError as exc:
+            raise self._link.fail(
+                ErrorCode.DEADLINE, Dispatch.UNKNOWN, f"sending to {self._link.url} stalled", retriable=True
+            ) from exc
+        except OSError as exc:
+            raise self._link.fail(
+                ErrorCode.TRANSPORT,
+                Dispatch.UNKNOWN,
+                f"the connection to {self._link.url} broke while sending ({_reason(exc)})",
+                retriable=True,
+            ) from exc
+
+    def receive(self) -> Event:
+        """The next event; an ``error`` event from the server is raised (its code kept, its text not)."""
+        try:
+            event = self._read_frame()
+        except TimeoutError as exc:
+            what = "the answer went silent" if self.answered else "no answer"
+            raise self._link.fail(
+                ErrorCode.DEADLINE,
+                self._dispatch(),
+                f"{what} for {self._link.idle_timeout_s:g} s from {self._link.url}",
+                retriable=True,
+            ) from exc
+        except OSError as exc:
+            raise self._link.fail(
+                ErrorCode.TRANSPORT,
+                self._dispatch(),
+                f"the connection to {self._link.url} broke ({_reason(exc)})",
+                retriable=True,
+            ) from exc
+        self.answered = True
+        if Error.is_type(event.type):
+            code = event.data.get("code")
+            named = f" [{code}]" if isinstance(code, str) and code.isidentifier() and len(code) <= 64 else ""
+            raise self._link.fail(
+                ErrorCode.UNAVAILABLE,
+                Dispatch.ACCEPTED,
+                f"{self._link.url} answered with an error event{named}",
+                retriable=True,
+            )
+        return event
+
+    def malformed(self, what: str) -> SpeechServerError:
+        return self._link.fail(
+            ErrorCode.PROTOCOL,
+            Dispatch.ACCEPTED,
+            f"{self._link.url} sent a malformed frame: {what} is not valid",
+            retriable=False,
+        )
+
+    def _dispatch(self) -> Dispatch:
+        return Dispatch.ACCEPTED if self.answered else Dispatch.UNKNOWN
+
+    def _closed(self) -> SpeechServerError:
+        return self._link.fail(
+            ErrorCode.TRANSPORT,
+            self._dispatch(),
+            f"{self._link.url} closed the connection before its answer was complete",
+            retriable=True,
+        )
+
+    def _read_frame(self) -> Event:
+        line = self._reader.readline(_MAX_HEADER + 1)
+        if not line:
+            raise self._closed()
+        if not line.endswith(b"\n"):
+            if len(line) > _MAX_HEADER:
+                raise self.malformed("a header line longer than 64 KiB")
+            raise self._closed()
+        header = _json_object(line)
+        if header is None or not isinstance(header.get("type"), str):
+            raise self.malformed("a header that is not a JSON object with a type")
+        data = header.get("data") or {}
+        if not isinstance(data, dict):
+            raise self.malformed("the header's data")
+        data_length = self._length(header, "data_length", _MAX_DATA)
+        if data_length:
+            extra = _json_object(self._read_exactly(data_length))
+            if extra is None:
+                raise self.malformed("the data block")
+            data = {**data, **extra}
+        payload_length = self._length(header, "payload_length", _MAX_PAYLOAD)
+        payload = self._read_exactly(payload_length) if payload_length else None
+        return Event(type=header["type"], data=data, payload=payload)
+
+    def _length(self, header: dict[str, Any], key: str, limit: int) -> int:
+        value = header.get(key)
+        if value is None:
+            return 0
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= limit:
+            raise self.malformed(f"the header's {key}")
+        return value
+
+    def _read_exactly(self, length: int) -> bytes:
+        data = self._reader.read(length)
+        if len(data) < length:
+            raise self._closed()
+        return data
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:  # also undecodable UTF-8
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reason(exc: OSError) -> str:
+    """The OS's short reason (e.g. "Connection refused"), not the peer's words."""
+    return exc.strerror or type(exc).__name__
