@@ -1,4 +1,4 @@
-"""What happens, as one typed stream (design §7): every consumer subscribes, nobody polls engine state.
+"""What happens, as one typed stream (docs/architecture.md §7): every consumer subscribes, nobody polls.
 
 The engine and the runtime publish; the simulation's events.jsonl, the console narrator and (next) the
 websocket API subscribe. Each event turns into the JSON object a websocket client receives: ``type``

@@ -264,7 +264,7 @@ class ActionRunner:
     ) -> None:
         self.engine = engine
         self.buffer = buffer
-        self.events = EventStream()  # what happens, for every consumer (design §7)
+        self.events = EventStream()  # what happens, for every consumer (docs/architecture.md §7)
         self.notices: deque[str] = deque(maxlen=NOTICES_KEPT)  # the latest, for reports
         self._transcriber = transcriber
         self._synthesizer = synthesizer

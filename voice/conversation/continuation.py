@@ -1,4 +1,4 @@
-"""The rules of a turn (design §1.3 to 1.6): what the next LLM request carries after a turn ends.
+"""The rules of a turn (docs/architecture.md §1.3 to 1.6): what the next request carries after a turn.
 
 ``Conversation`` is a pure state machine. Every change goes through an event it records, so the
 session log can store those events and :meth:`Conversation.from_events` rebuilds the same state.

@@ -1,4 +1,4 @@
-"""The durable session log (design §1.7): JSONL, schema-versioned, one event per line, sequence-numbered.
+"""The durable session log (docs/architecture.md §1.7): JSONL, versioned, one event per line, numbered.
 
 Each line goes to the file in one ``write`` on an append-only descriptor, on the log's own thread, and
 the file is fsynced at every turn boundary, so a crash at any instant loses at most the line being

@@ -203,7 +203,7 @@ class Engine:
             self._tell(StateChanged(phase.value, self._now()))
 
     def take_events(self) -> list[StreamEvent]:
-        """What happened since the last call, for the event stream (design §7)."""
+        """What happened since the last call, for the event stream (docs/architecture.md §7)."""
         events, self._outbox = self._outbox, []
         return events
 

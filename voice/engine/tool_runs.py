@@ -1,8 +1,8 @@
 """Running a turn's tools once its reply has played, and the user input that waits for them.
 
-A tool that already runs is never reported as not run (design §1.3): input the user gives meanwhile is
-held until its real result comes, or until it has run too long and is abandoned with a result that
-says so.
+A tool that already runs is never reported as not run (docs/architecture.md §1.3): input the user
+gives meanwhile is held until its real result comes, or until it has run too long and is abandoned
+with a result that says so.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""`voice kiosk`: the headless assistant with its event API (design §7, §8) on one port."""
+"""`voice kiosk`: the headless assistant with its event API (docs/architecture.md §7, §8) on one port."""

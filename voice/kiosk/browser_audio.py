@@ -1,4 +1,4 @@
-"""The browser as microphone and speaker (`voice kiosk --audio websocket`, design §1.2 and §7).
+"""The browser as microphone and speaker (`voice kiosk --audio websocket`, docs/architecture.md §1.2 and §7).
 
 One page at a time is the audio device. Its binary frames (16 kHz mono s16le) are the microphone,
 and each frame fetches as much reply audio from the playback buffer, sent straight back to it to

@@ -1,4 +1,4 @@
-"""`voice kiosk`: the assistant headless, with its page and event API on one port (design §7, §8)."""
+"""`voice kiosk`: the assistant headless, its page and event API on one port (docs/architecture.md §7, §8)."""
 
 from __future__ import annotations
 

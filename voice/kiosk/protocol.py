@@ -1,4 +1,4 @@
-"""What a client may send (design §7), parsed and checked: a typed command, or a one-line reason why not."""
+"""What a client may send (docs/architecture.md §7), parsed: a typed command, or a one-line reason why not."""
 
 from __future__ import annotations
 

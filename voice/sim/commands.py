@@ -16,7 +16,7 @@ from voice.sim.scenario import load_scenario
 
 def register(subparsers: Any) -> None:
     simulate = subparsers.add_parser("simulate", help="run a scenario in the virtual room and write a report")
-    simulate.add_argument("scenario", type=Path, help="a scenario .json (design §4)")
+    simulate.add_argument("scenario", type=Path, help="a scenario .json (docs/architecture.md §4)")
     simulate.add_argument(
         "--out", type=Path, required=True, help="folder for report.json, mic.wav, speaker.wav, events.jsonl"
     )

@@ -1,5 +1,5 @@
-"""Running a scenario through the real pipeline and writing its outputs (design §4), for the CLI,
-`voice demo`, tests and benchmarks alike."""
+"""Running a scenario through the real pipeline and writing its outputs (docs/architecture.md §4),
+for the CLI, `voice demo`, tests and benchmarks alike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scenario files (design §4): who says what and when, what the LLM answers, what the room adds."""
+"""Scenario files (docs/architecture.md §4): who says what when, what the LLM answers, the room."""
 
 from __future__ import annotations
 

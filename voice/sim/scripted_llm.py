@@ -14,7 +14,7 @@ from voice.runtime import Tools
 from voice.sim.scenario import ScriptedLlm
 from voice.sim.virtual_clock import VirtualClock
 
-# Design §1: what a failure with each code may be retried as, and how far a request that failed early got.
+# docs/architecture.md §1: how a failure of each code may be retried, and how far a request failed early got.
 _RETRIABLE = {ErrorCode.TRANSPORT, ErrorCode.PROTOCOL, ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE}
 _REJECTED = {
     ErrorCode.INVALID,
@@ -74,7 +74,7 @@ class ScriptedChatModel:
         yield Finished("stop")
 
     def discard(self, turn: int) -> None:
-        """Design §4: a discarded preemptive request consumes no reply; the request after it gets it."""
+        """A discarded preemptive request takes no reply (docs/architecture.md §4); the next one gets it."""
         if self._latest is not None and self._latest[0] == turn:
             self._requests, self._latest = self._latest[1], None
 
