@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-# Recorded outputs (tests/sim/golden) hold bit-exact audio and timings, and OpenBLAS picks its kernels
-# by CPU: pin one that every x86-64 machine with AVX2 runs, before numpy loads OpenBLAS.
+# The scenarios' expected transcripts and timings (tests/sim/expected) were measured with one set of
+# OpenBLAS kernels, which it picks by CPU: pin one every x86-64 machine with AVX2 runs, before numpy loads.
 os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 assert "numpy" not in sys.modules, "numpy was loaded before tests/conftest.py could pin OpenBLAS's kernels"
 

@@ -104,6 +104,25 @@ def test_the_quick_start_needs_the_model_to_hear_speech(speak: Speak) -> None:
     assert unsure == onset(signal, None)
 
 
+class Flicker(Verdict):
+    """Calls one frame in three speech: a clatter or a laugh on the radio, not a voice."""
+
+    def __init__(self) -> None:
+        super().__init__(0.1)
+        self.frames = 0
+
+    def update(self, samples: Samples) -> float:
+        self.frames += 1
+        return 0.9 if self.frames % 3 == 0 else 0.1
+
+
+def test_the_quick_start_needs_speech_in_every_frame_of_its_window(speak: Speak) -> None:
+    """A sound the model calls speech only now and then stops the reply no sooner than webrtcvad alone."""
+    signal = in_room(speak("Sorry, I meant on Sunday."))
+
+    assert onset(signal, Flicker()) == onset(signal, None)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("quick", [0, 160, 200])
 def test_the_quick_start_must_need_less_than_the_usual_one(quick: int) -> None:
     with pytest.raises(ConfigError):
@@ -140,3 +159,46 @@ def test_a_file_that_is_not_the_model_is_a_model_error(tmp_path: Path) -> None:
     broken.write_bytes(b"not a model")
     with pytest.raises(ModelError, match="cannot load Silero VAD model"):
         SileroSpeech(broken)
+
+
+LOUD = 0.3  # a voice this loud sets the stand-in model below; the cough stays under it
+
+
+class Latching(Verdict):
+    """Calls speech from the first loud voice it hears until reset: a recurrent net's state, caricatured."""
+
+    def __init__(self) -> None:
+        super().__init__(0.1)
+
+    def reset(self) -> None:
+        self.probability = 0.1
+
+    def update(self, samples: Samples) -> float:
+        if len(samples) and float(np.max(np.abs(samples))) > LOUD:
+            self.probability = 0.9
+        return self.probability
+
+
+def test_each_reply_starts_the_speech_model_afresh(speak: Speak) -> None:
+    """The user's voice over one reply does not make a cough over the next one stop it sooner."""
+    voice = in_room(speak("Wait, stop."))
+    assert float(np.max(np.abs(voice))) > LOUD
+    cough = read_wav(AUDIO / "cough.wav").samples
+    cough = in_room(cough * (0.8 * LOUD / float(np.max(np.abs(cough)))))
+    between = np.zeros(2 * RATE, np.float32)  # the assistant listens: the user's utterance ends
+    signal = np.concatenate((voice, between, cough))
+    speaking = np.concatenate((np.ones(len(voice)), np.zeros(len(between)), np.ones(len(cough)))) > 0
+
+    def cough_onset(model: Latching | None) -> int | None:
+        detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, speech_model=model)
+        found = None
+        for offset in range(0, len(signal), 320):
+            block = AudioBlock(signal[offset : offset + 320], RATE, offset)
+            events = detector.process(block, assistant_speaking=bool(speaking[offset]))
+            if offset >= len(voice) + len(between) and any(isinstance(e, SpeechStarted) for e in events):
+                found = found or block.end
+        return found
+
+    alone = cough_onset(None)
+    assert alone is not None  # webrtcvad calls the cough speech: the model may only not hasten it
+    assert cough_onset(Latching()) == alone

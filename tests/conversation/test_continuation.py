@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.conversation.continuation import Conversation, Request
+from voice.conversation.continuation import SEEN_IDS_KEPT, Conversation, Request
 from voice.conversation.events import InputDuplicate, TurnEnded
 from voice.conversation.items import (
     NOT_RUN_INTERRUPTED,
@@ -212,6 +212,21 @@ def test_an_input_id_seen_before_starts_nothing() -> None:
     assert conversation.submit(QUESTION, input_id="msg-1") is None
     assert conversation.turns == 1
     assert conversation.take_events()[-2:] == [TurnEnded(1, False, "", ""), InputDuplicate("msg-1")]
+
+
+def test_a_retry_is_dropped_after_a_thousand_other_inputs_and_old_ids_are_forgotten() -> None:
+    """A kiosk's clients may send a thousand inputs before one of them retries; the ids remembered stay
+    bounded, so a session of weeks does not keep every id it ever saw."""
+    conversation = Conversation()
+    assert conversation.submit(QUESTION, input_id="first") is not None
+    conversation.complete()
+    for number in range(1_000):
+        assert conversation.receive("", input_id=f"busy-{number}")
+
+    assert not conversation.receive(QUESTION, input_id="first")
+    for number in range(1_000, SEEN_IDS_KEPT + 1):
+        conversation.receive("", input_id=f"busy-{number}")
+    assert conversation.receive(QUESTION, input_id="first")  # long forgotten: taken as new
 
 
 def test_heard_text_must_be_what_the_model_said() -> None:

@@ -241,3 +241,37 @@ def test_a_slow_write_never_holds_up_the_caller_and_lines_keep_their_order(tmp_p
     kinds = [type(logged.event).__name__ for logged in load_session(tmp_path / "slow.jsonl").events]
     assert kinds == ["InputReceived", "TurnStarted", "ReplyHeard", "ReplyHeard"]
     log.close()
+
+
+def test_every_turn_boundary_reaches_the_disk_while_the_session_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power cut after a turn started or ended loses nothing up to it: each boundary is fsynced then,
+    not only when the log is closed."""
+    path = tmp_path / "s.jsonl"
+    synced: list[list[str]] = []  # the event types in the file at each fsync
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append([json.loads(line)["type"] for line in path.read_text().splitlines()])
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+    def wait_for_sync_of(kind: str) -> None:
+        deadline = time.monotonic() + 10
+        while not any(kinds and kinds[-1] == kind for kinds in synced):
+            assert time.monotonic() < deadline, f"no fsync after {kind}: {synced}"
+            time.sleep(0.01)
+
+    log = SessionLog.create(path)
+    conversation = Conversation()
+    conversation.submit("What's the weather?")
+    log.append_all(conversation.take_events())
+    wait_for_sync_of("turn_start")
+    conversation.add_text("Tomorrow starts dry.")
+    conversation.note_heard("Tomorrow starts dry.", 1.0)
+    conversation.complete()
+    log.append_all(conversation.take_events())
+    wait_for_sync_of("turn_end")
+    log.close()

@@ -162,3 +162,15 @@ def test_markdown_a_model_slips_in_is_silent_but_keeps_its_word_timings(
     assert marked.words[0].start == marked.words[0].end  # the heading mark takes no time
     assert [(w.start, w.end) for w in marked.words[1:]] == [(w.start, w.end) for w in plain.words]
     assert [w.start for w in synthesizer.synthesize("** --").words] == [0, 0]
+
+
+@pytest.mark.models
+def test_the_voice_runs_without_memory_arenas_so_long_replies_do_not_grow_it(
+    synthesizer: PiperSynthesizer,
+) -> None:
+    """onnxruntime's CPU arena and per-shape memory plans keep what the longest reply needed, for good:
+    a kiosk speaking for weeks grew by megabytes a turn with them on."""
+    options = synthesizer._voice.session.get_session_options()
+
+    assert not options.enable_cpu_mem_arena
+    assert not options.enable_mem_pattern

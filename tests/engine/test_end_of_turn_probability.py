@@ -1,0 +1,33 @@
+"""How sure the end-of-turn model must be before a pause ends the turn: finished more likely than not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.test_engine import QUESTION, Room
+from tests.engine.test_turn_end import paused
+from voice.engine.actions import SendRequest
+from voice.engine.engine import Phase
+from voice.engine.events import TranscriptReady, TurnEndJudged
+
+
+@pytest.mark.parametrize("probability", [0.35, 0.45, 0.5])
+def test_a_pause_the_model_is_unsure_of_waits_for_the_long_silence(probability: float) -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, QUESTION))
+
+    assert room.engine.handle(TurnEndJudged(1, probability)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+
+@pytest.mark.parametrize("probability", [0.55, 0.65])
+def test_a_pause_the_model_calls_more_likely_finished_is_answered(probability: float) -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, QUESTION))
+
+    actions = room.engine.handle(TurnEndJudged(1, probability))
+
+    assert isinstance(actions[0], SendRequest)
+    assert room.engine.phase is Phase.THINKING
