@@ -1,7 +1,7 @@
 """SVG screenshots of `voice chat`'s terminal view for the README, drawn from recorded events.
 
 The view is driven headless by Textual's pilot with the event stream a simulated conversation
-published (tests/sim/golden): no devices, no models. Run from the checkout:
+published (tests/chat/recorded, from `voice simulate`): no devices, no models. Run from the checkout:
     python scripts/terminal_view_screenshot.py docs
 It writes terminal-view.svg (a question, a reply cut twice, its struck words, timings) and
 terminal-view-paused.svg (the reply paused while you talk over it) into that folder.
@@ -18,7 +18,7 @@ from voice.chat.terminal_view import ChatView
 from voice.engine.events import EngineEvent
 from voice.events import InputLevel, SpeechStarted, StreamEvent, event_from_json
 
-GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "sim" / "golden"
+RECORDED = Path(__file__).resolve().parents[1] / "tests" / "chat" / "recorded"
 SIZE = (100, 28)
 SESSION_LOG = "~/.local/state/voice/sessions/chat-20261202-113015.jsonl"
 
@@ -42,8 +42,8 @@ class Shown:
 
 
 def recorded(scenario: str) -> list[StreamEvent]:
-    data = json.loads((GOLDEN / f"{scenario}.json").read_text())
-    return [event_from_json(item) for item in data["events"]]
+    lines = (RECORDED / f"{scenario}.events.jsonl").read_text().splitlines()
+    return [event_from_json(json.loads(line)) for line in lines]
 
 
 async def shoot(events: list[StreamEvent], level: InputLevel, folder: Path, name: str) -> None:

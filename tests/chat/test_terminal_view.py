@@ -1,7 +1,7 @@
 """The live terminal view of `voice chat`, driven headless with Textual's pilot.
 
-The events are real: recorded by the simulation (tests/sim/golden) or published by a real engine that
-the view's keys drive. No models load here.
+The events are real: recorded from `voice simulate` (tests/chat/recorded, its events.jsonl) or
+published by a real engine that the view's keys drive. No models load here.
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextIn
 from voice.errors import DeviceError
 from voice.runtime import Work
 
-GOLDEN = Path(__file__).resolve().parents[1] / "sim" / "golden"
+RECORDED = Path(__file__).resolve().parent / "recorded"
 
 
 def recorded(scenario: str) -> list[stream.StreamEvent]:
     """The events a simulated conversation published, as the objects the stream carries."""
-    data = json.loads((GOLDEN / f"{scenario}.json").read_text())
-    return [stream.event_from_json(item) for item in data["events"]]
+    lines = (RECORDED / f"{scenario}.events.jsonl").read_text().splitlines()
+    return [stream.event_from_json(json.loads(line)) for line in lines]
 
 
 class FakeControls:
