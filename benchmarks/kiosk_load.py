@@ -12,8 +12,9 @@ reports, over all kiosks' turns:
 - ``asr_call`` (the end of the VAD's end silence to the transcript) and ``reply_to_first_audio`` (the
   scripted LLM's first clause, 300 ms of it its first delta, and the TTS call), from the kiosks' events;
 - ``barge_in_reaction``: the interrupting speech's onset to the reply's audio stopping, p50/p95;
-- ``failures``: kiosks that exited non-zero, published an ``error`` event, or whose turns or interruptions
-  differ from the scenario's expectation;
+- ``reply_stalls``: replies that stopped mid-way to wait for the next chunk's audio;
+- ``failures``: kiosk runs that exited non-zero, left the user's words untranscribed at the scenario's end,
+  published an ``error`` event, or whose turns or interruptions differ from the scenario's expectation;
 - the load average before and after, since the kiosks themselves (VAD, end-of-turn model, echo canceller)
   share the box's cores here, which a real deployment would not.
 
@@ -169,6 +170,9 @@ def kiosk_failure(kiosk: Kiosk) -> str | None:
     ]
     if errors:
         return f"error events: {errors[:3]}"
+    unheard = sum(speech["transcript"] is None for speech in report["user_speech"])
+    if unheard:
+        return f"{unheard} utterance(s) still waiting for a transcript when the scenario ended"
     interrupted = [turn["interrupted"] for turn in report["turns"]]
     expected = [turn["interrupted"] for turn in expect["turns"]]
     if interrupted != expected:
@@ -176,26 +180,30 @@ def kiosk_failure(kiosk: Kiosk) -> str | None:
     return None
 
 
-def box_calls(out: Path) -> tuple[list[float], list[float]]:
-    """From a run's events: each ASR call (thinking to transcript), each reply's start (created to speaking).
+def box_calls(out: Path) -> tuple[list[float], list[float], int]:
+    """From a run's events: each ASR call (thinking to transcript), each reply's start (created to speaking),
+    and the reply's stalls (speaking, then waiting for the next chunk's audio).
 
-    The second is the scenario's scripted first delta, the first clause and its TTS call.
+    A reply's start is the scenario's scripted first delta, the first clause and its TTS call.
     """
-    asr, first_audio = [], []
-    thinking = created = None
+    asr, first_audio, stalls = [], [], 0
+    thinking = created = state = None
     for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines():
         event = json.loads(line)
-        if event["type"] == "state" and event["state"] == "thinking":
-            thinking = event["t"]
+        if event["type"] == "state":
+            if event["state"] == "thinking":
+                stalls += state == "speaking"
+                thinking = event["t"]
+            elif event["state"] == "speaking" and created is not None:
+                first_audio.append(ms(event["t"] - created))
+                created = None
+            state = event["state"]
         elif event["type"] == "input.transcript" and thinking is not None:
             asr.append(ms(event["t"] - thinking))
             thinking = None
         elif event["type"] == "response.created":
             created = event["t"]
-        elif event["type"] == "state" and event["state"] == "speaking" and created is not None:
-            first_audio.append(ms(event["t"] - created))
-            created = None
-    return asr, first_audio
+    return asr, first_audio, stalls
 
 
 def level(count: int, asr: str, tts: str, work: Path, manifest: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -205,11 +213,8 @@ def level(count: int, asr: str, tts: str, work: Path, manifest: dict[str, dict[s
     load_after = os.getloadavg()[0]
     why = {kiosk.out.name: kiosk_failure(kiosk) for kiosk in kiosks}
     failures = [{"run": name, "why": reason} for name, reason in why.items() if reason is not None]
-    runs = [
-        Run(kiosk.scenario, read_report(kiosk.out), kiosk.out, None)
-        for kiosk in kiosks
-        if why[kiosk.out.name] is None
-    ]
+    ended = [kiosk for kiosk in kiosks if kiosk.code == 0]
+    runs = [Run(kiosk.scenario, read_report(kiosk.out), kiosk.out, None) for kiosk in ended]
     latencies = [ms(audio - end) for run in runs for end, audio in reply_delays(run, manifest).values()]
     outcomes = [turn_outcomes(run, manifest) for run in runs]
     reactions = [reaction["reaction_ms"] for outcome in outcomes for reaction in outcome["reactions"]]
@@ -217,8 +222,9 @@ def level(count: int, asr: str, tts: str, work: Path, manifest: dict[str, dict[s
     return {
         "kiosks": count,
         "voice_to_voice": summary(latencies),
-        "asr_call": summary([value for asr, _ in calls for value in asr]),
-        "reply_to_first_audio": summary([value for _, audio in calls for value in audio]),
+        "asr_call": summary([value for asr, _, _ in calls for value in asr]),
+        "reply_to_first_audio": summary([value for _, audio, _ in calls for value in audio]),
+        "reply_stalls": sum(stalls for _, _, stalls in calls),
         "barge_in_reaction": summary(reactions),
         "self_interruptions": sum(len(outcome["self_interruptions"]) for outcome in outcomes),
         "failures": len(failures),
