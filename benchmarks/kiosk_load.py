@@ -22,7 +22,7 @@ It stops after the first K that saturates: a failure, or a voice-to-voice p95 ov
 (3) times the first K's.
 
 Usage (from the repository root): PYTHONPATH=. python benchmarks/kiosk_load.py [--kiosks 1 2 4 8]
-(about 8 minutes on 2 cores: each kiosk runs both scenarios, one after the other)
+(5 to 10 minutes on 2 cores: each kiosk runs both scenarios, one after the other)
 """
 
 from __future__ import annotations
