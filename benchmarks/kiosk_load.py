@@ -112,7 +112,7 @@ def kiosk_environment(work: Path) -> dict[str, str]:
 
 
 @dataclass
-class Kiosk:
+class KioskRun:
     """One scenario a simulated kiosk ran: which, where its outputs are, and how its process ended."""
 
     scenario: str
@@ -122,7 +122,7 @@ class Kiosk:
     wall_s: float = 0.0
 
 
-def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[Kiosk]:
+def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[KioskRun]:
     """One kiosk's visitors: every scenario in turn, each a ``voice simulate --realtime`` process.
 
     Kiosks start at different scenarios, so at any moment the box serves a mix of them.
@@ -130,7 +130,7 @@ def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[K
     names = KIOSK_SCENARIOS[number % 2 :] + KIOSK_SCENARIOS[: number % 2]
     runs = []
     for name in names:
-        kiosk = Kiosk(name, work / f"k{count}" / f"kiosk{number + 1}-{name}")
+        kiosk = KioskRun(name, work / f"k{count}" / f"kiosk{number + 1}-{name}")
         command = [
             sys.executable, "-m", "voice", "simulate", str(SCENARIOS / f"{name}.json"), "--realtime",
             "--asr", asr, "--tts", tts, "--out", str(kiosk.out),
@@ -145,7 +145,7 @@ def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[K
     return runs
 
 
-def run_kiosks(count: int, asr: str, tts: str, work: Path) -> list[Kiosk]:
+def run_kiosks(count: int, asr: str, tts: str, work: Path) -> list[KioskRun]:
     """``count`` simulated kiosks at once; every scenario run of every kiosk."""
     with ThreadPoolExecutor(max_workers=count) as pool:
         kiosks = pool.map(lambda number: run_kiosk(number, count, asr, tts, work), range(count))
@@ -157,7 +157,7 @@ def read_report(out: Path) -> dict[str, Any]:
     return report
 
 
-def kiosk_failure(kiosk: Kiosk) -> str | None:
+def kiosk_failure(kiosk: KioskRun) -> str | None:
     """Why a kiosk's run failed as a user would notice, or None."""
     if kiosk.code != 0:
         return f"exit code {kiosk.code}: {kiosk.output.strip()[-300:]}"
