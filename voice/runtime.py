@@ -53,6 +53,7 @@ from voice.engine.llm_bridge import stream_turn
 from voice.events import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
+from voice.remote.errors import SpeechServerError
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
@@ -316,7 +317,9 @@ class ActionRunner:
                 self._work.run(
                     "asr",
                     lambda: self._transcribe(utterance, audio, over_reply),
-                    lambda exc: [TranscriptFailed(utterance, describe(exc))],
+                    lambda exc: [
+                        TranscriptFailed(utterance, describe(exc), isinstance(exc, SpeechServerError))
+                    ],
                 )
             case DropTranscription(utterance=utterance):
                 with self._asr_lock:

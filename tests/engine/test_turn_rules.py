@@ -160,6 +160,18 @@ def test_a_transcriber_that_fails_is_told_and_the_assistant_keeps_listening() ->
     assert isinstance(room.say(QUESTION, 2)[0], SendRequest)
 
 
+def test_a_speech_server_that_does_not_answer_is_said_as_not_hearing_right_now() -> None:
+    room = Room()
+    room.tick(SpeechStarted(room.clock))
+    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+
+    actions = room.engine.handle(TranscriptFailed(1, "ASR server transport: refused", server_down=True))
+
+    assert actions == [SpeakNotice("Sorry, I can't hear you right now: my speech server is not answering.")]
+    assert room.engine.phase is Phase.LISTENING
+    assert isinstance(room.say(QUESTION, 2)[0], SendRequest)  # and it hears the next words once it can
+
+
 def test_a_reply_that_cannot_be_synthesized_fails_its_turn() -> None:
     room = Room()
     ask(room)

@@ -85,6 +85,7 @@ from voice.tts.chunker import SpeechChunker
 
 FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
+ASR_SERVER_NOTICE = "Sorry, I can't hear you right now: my speech server is not answering."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
 # Heard progress goes to the session log at word ends, a line at most this often: a process killed
@@ -411,7 +412,8 @@ class Engine:
         self._emit(Failure("asr", event.message, t=self._now()))
         quiet = self._turn is None
         actions = self._no_words()
-        return [*actions, SpeakNotice(SPEECH_FAILURE_NOTICE)] if quiet else actions
+        notice = ASR_SERVER_NOTICE if event.server_down else SPEECH_FAILURE_NOTICE
+        return [*actions, SpeakNotice(notice)] if quiet else actions
 
     def _no_words(self) -> list[EngineAction]:
         """No words from the user: the reply goes on, or an open question is asked again."""

@@ -26,10 +26,11 @@ class TranscriptReady:
 
 @dataclass(frozen=True)
 class TranscriptFailed:
-    """ASR could not transcribe an utterance (the model raised)."""
+    """ASR could not transcribe an utterance: the model raised, or (``server_down``) its server is down."""
 
     utterance: int
     message: str
+    server_down: bool = False
 
 
 @dataclass(frozen=True)
