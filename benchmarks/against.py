@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 # Runs the script with setuptools' editable-install finder taken out: it would import a module the
-# other tree lacks from this one, so "before" would quietly include part of "after".
+# other tree lacks from this one, so "before" would quietly include part of "after". The working
+# directory comes off sys.path too: run from this tree, ``-c`` would import all of "after" as "before".
 WITHOUT_EDITABLE_FINDER = """
 import os, runpy, sys
 sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__name__", "").startswith("_Editable")]
+sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]  # -c puts the working tree first
 sys.argv = sys.argv[1:]
 sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
 runpy.run_path(sys.argv[0], run_name="__main__")
