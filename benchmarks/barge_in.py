@@ -661,15 +661,11 @@ def bars(result: dict[str, Any]) -> dict[str, bool | None]:
     }
 
 
-def benchmark(work: Path) -> dict[str, Any]:
-    started = time.monotonic()
-    manifest = load_manifest()
-    # First, while this process is small: a child's ru_maxrss starts from its parent's RSS at the fork.
-    progress("memory: a fresh process with tiny.en, joe-medium and AEC", started)
-    memory = measure_memory()
-    progress("loading whisper and piper", started)
-    models = load_speech_models()
-
+def reactions(
+    models: SpeechModels, work: Path, manifest: dict[str, Any], started: float
+) -> tuple[dict[str, Any], dict[str, Any], list[Run], list[Run]]:
+    """Every scenario, and the echo variants at each level, in virtual time: the barge-in reaction and
+    the echo robustness figures, and the runs themselves."""
     scenario_runs: list[Run] = []
     for path in sorted(SCENARIOS.glob("*.json")):
         progress(f"scenario {path.stem}", started)
@@ -704,6 +700,43 @@ def benchmark(work: Path) -> dict[str, Any]:
         )
         echo_runs += level_runs
 
+    reaction = {
+        "without_echo": summary(reaction_groups["without_echo"]),
+        "with_echo": summary(reaction_groups["with_echo"]),
+        "self_interruptions": sum(len(o["self_interruptions"]) for o in outcomes.values()),
+        "false_barge_ins": sum(o["false_barge_ins"] for o in outcomes.values()),
+        "scenarios": outcomes,
+    }
+    echo = {
+        "self_interruptions": sum(level["self_interruptions"] for level in levels),
+        "false_barge_ins": sum(level["false_barge_ins"] for level in levels),
+        "levels": levels,
+    }
+    return reaction, echo, scenario_runs, echo_runs
+
+
+def reaction_only(work: Path) -> dict[str, Any]:
+    """The barge-in reaction and echo robustness alone (virtual time, no memory or real-time parts)."""
+    started = time.monotonic()
+    progress("loading whisper and piper", started)
+    reaction, echo, _, _ = reactions(load_speech_models(), work, load_manifest(), started)
+    return {
+        "barge_in_reaction": reaction,
+        "echo_robustness": echo,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+
+
+def benchmark(work: Path) -> dict[str, Any]:
+    started = time.monotonic()
+    manifest = load_manifest()
+    # First, while this process is small: a child's ru_maxrss starts from its parent's RSS at the fork.
+    progress("memory: a fresh process with tiny.en, joe-medium and AEC", started)
+    memory = measure_memory()
+    progress("loading whisper and piper", started)
+    models = load_speech_models()
+
+    reaction, echo, scenario_runs, echo_runs = reactions(models, work, manifest, started)
     progress("spoken prefix: transcribing what speaker.wav played", started)
     prefix = spoken_prefix(scenario_runs + echo_runs, WhisperTranscriber(WhisperSettings(short_window=False)))
 
@@ -718,18 +751,8 @@ def benchmark(work: Path) -> dict[str, Any]:
     v2v_parts = voice_to_voice_parts(models, work, started)
 
     result: dict[str, Any] = {
-        "barge_in_reaction": {
-            "without_echo": summary(reaction_groups["without_echo"]),
-            "with_echo": summary(reaction_groups["with_echo"]),
-            "self_interruptions": sum(len(o["self_interruptions"]) for o in outcomes.values()),
-            "false_barge_ins": sum(o["false_barge_ins"] for o in outcomes.values()),
-            "scenarios": outcomes,
-        },
-        "echo_robustness": {
-            "self_interruptions": sum(level["self_interruptions"] for level in levels),
-            "false_barge_ins": sum(level["false_barge_ins"] for level in levels),
-            "levels": levels,
-        },
+        "barge_in_reaction": reaction,
+        "echo_robustness": echo,
         "spoken_prefix": prefix,
         "voice_to_voice": v2v,
         "voice_to_voice_local_models": v2v_local,
@@ -752,7 +775,10 @@ def main() -> int:
     )
     parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--voice-to-voice", action="store_true", help="only the voice-to-voice parts")
-    parser.add_argument("--against", type=Path, help="with --voice-to-voice: another tree to run first")
+    parser.add_argument("--reaction", action="store_true", help="only the barge-in reaction and echo parts")
+    parser.add_argument(
+        "--against", type=Path, help="with --voice-to-voice or --reaction: another tree to run first"
+    )
     parser.add_argument(
         "--eagerness",
         choices=("low", "auto", "high"),
@@ -761,6 +787,14 @@ def main() -> int:
     args = parser.parse_args()
     if args.memory_probe:
         print(json.dumps(memory_probe()))
+        return 0
+    if args.reaction:
+        before = None
+        if args.against is not None:
+            before = run_against(args.against, __file__, without_against(sys.argv[1:]))
+        with tempfile.TemporaryDirectory(prefix="barge-in-reaction-") as folder:
+            after = reaction_only(Path(folder))
+        print(json.dumps(after if before is None else {"before": before, "after": after}, indent=2))
         return 0
     if args.voice_to_voice:
         before = None

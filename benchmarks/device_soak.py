@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import statistics
@@ -42,6 +43,7 @@ import numpy as np
 from against import run_against, without_against
 from word_error import wer
 
+from voice.allocator import keep_malloc_flat
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
 from voice.audio.echo import EchoCanceller
@@ -244,6 +246,32 @@ def block_summary(block_ms: Samples) -> dict[str, float]:
     }
 
 
+class MallInfo2(ctypes.Structure):
+    """glibc's struct mallinfo2: what malloc holds, over all its arenas."""
+
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")
+    ]  # fmt: skip
+
+
+def malloc_mb() -> dict[str, float]:
+    """glibc malloc in MB: in use, free but kept in the arenas' heaps, and in mmapped chunks.
+
+    Free memory that grows while in-use memory does not is fragmentation, not a leak."""
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    info = libc.mallinfo2()
+    mb = 1 << 20
+    return {
+        "in_use": round(info.uordblks / mb, 1),
+        "free_in_heaps": round(info.fordblks / mb, 1),
+        "mmapped": round(info.hblkhd / mb, 1),
+        "python_blocks_k": round(sys.getallocatedblocks() / 1000, 1),
+    }
+
+
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -338,6 +366,8 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
 
 def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     manifest = {f["file"]: f for f in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]}
+    if args.system_malloc or not keep_malloc_flat():  # as `voice chat` does, before any thread starts
+        print("glibc malloc left as it is", file=sys.stderr, flush=True)
     with private_pulse(folder / "pulse") as server:
         os.environ["PULSE_SERVER"] = server
         rescan_devices()
@@ -367,11 +397,13 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         )
 
         rss_series: list[list[float]] = []  # [seconds into the soak, MB]
+        malloc_series: list[dict[str, float]] = []
 
         def on_block() -> None:
             at = time.monotonic() - script.began
             if not rss_series or at - rss_series[-1][0] >= args.rss_every_s:
                 rss_series.append([round(at), round(rss_mb())])
+                malloc_series.append({"t_s": round(at), **malloc_mb()})
             script.tick()
             if script.done:
                 talk.stop()
@@ -404,6 +436,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         result.update(
             wall_s=round(time.monotonic() - began, 1),
             rss_mb={"start": round(rss_start), "end": round(rss_mb()), "every": rss_series},
+            malloc_mb=malloc_series,
             errors={code: errors.count(code) for code in sorted(set(errors))},
             block_ms=block_summary(block_s[: min(blocks[0], BLOCK_TIMES_KEPT)] * 1000),
             devices=talk.device_counters(),
@@ -421,6 +454,11 @@ def main() -> int:
     parser.add_argument("--after-s", type=float, default=2.5, help="into each story before cutting in")
     parser.add_argument("--limit-minutes", type=float, default=40.0, help="stop there, done or not")
     parser.add_argument("--rss-every-s", type=float, default=30.0, help="how often RSS is sampled")
+    parser.add_argument(
+        "--system-malloc",
+        action="store_true",
+        help="leave glibc malloc as it is (voice.allocator not applied)",
+    )
     parser.add_argument("--lag", action="store_true", help="keep the mic and reference to report their lag")
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()

@@ -7,6 +7,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from voice.allocator import keep_malloc_flat
 from voice.errors import VoiceError
 
 # Each module defines ``register(subparsers)`` adding its subcommands with ``set_defaults(run=...)``.
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    keep_malloc_flat()  # before any model or worker thread allocates
     run: Runner = args.run
     try:
         return run(args)

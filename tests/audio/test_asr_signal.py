@@ -18,6 +18,7 @@ from voice.audio.asr_signal import (
     user_onset,
 )
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.linear_echo import SpeexEchoCanceller
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -58,6 +59,35 @@ def room(
         span = slice(start, start + BLOCK)
         signal.add(AudioBlock(mic[span], ENGINE_RATE, start), AudioBlock(speaker[span], ENGINE_RATE, start))
     return signal, mic
+
+
+class CountingCanceller(SpeexEchoCanceller):
+    """The linear canceller, counting the blocks it really filtered."""
+
+    filtered = 0
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        self.filtered += 1
+        return super().process(mic, reference)
+
+
+def test_once_the_speaker_has_been_silent_for_over_a_second_the_mic_is_what_asr_hears_unfiltered() -> None:
+    """Idle listening does not run the linear canceller: with no echo left, its output is the mic."""
+    canceller = CountingCanceller()
+    signal = AsrSignal(canceller=canceller)
+    rng = np.random.default_rng(3)
+    mic = rng.standard_normal(6 * ENGINE_RATE).astype(np.float32) * 0.05
+    speaker = rng.standard_normal(len(mic)).astype(np.float32) * 0.1
+    speaker[2 * ENGINE_RATE :] = 0.0  # the reply ends at 2 s
+    for start in range(0, len(mic), BLOCK):
+        span = slice(start, start + BLOCK)
+        signal.add(AudioBlock(mic[span], ENGINE_RATE, start), AudioBlock(speaker[span], ENGINE_RATE, start))
+
+    blocks = len(mic) // BLOCK
+    assert blocks - 3.5 * ENGINE_RATE // BLOCK <= canceller.filtered < blocks - 2.5 * ENGINE_RATE // BLOCK
+    later = cut(4.0, 1.5)
+    heard = signal.words_for(later)
+    assert np.array_equal(heard.samples, mic[later.start : later.end])
 
 
 def cut(start_s: float, seconds: float) -> AudioBlock:

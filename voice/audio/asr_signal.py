@@ -26,8 +26,8 @@ import numpy as np
 
 from voice.asr.port import TimedWord, Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
-from voice.audio.echo_delay import EchoDelay
-from voice.audio.linear_echo import SpeexEchoCanceller
+from voice.audio.echo_delay import MAX_DELAY_MS, EchoDelay
+from voice.audio.linear_echo import TAIL_MS, SpeexEchoCanceller
 from voice.audio.vad import DEFAULT_BARGE_IN
 
 KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll and the reach
@@ -76,6 +76,8 @@ class AsrSignal:
         self._echo_loss: deque[float] = deque(maxlen=GATE_HISTORY_MS // FRAME_MS)  # kept/heard, dB
         self._gate_min = GATE_MIN_MS // FRAME_MS
         self._last_energy = (0.0, 0.0)  # the last frame's linear output and mic energy
+        self._quiet = 0  # 10 ms frames since the reference was last audible
+        self._settled = (MAX_DELAY_MS + TAIL_MS + ECHO_TAIL_MS) // FRAME_MS
         self._lock = threading.Lock()
 
     def add(self, mic: AudioBlock, reference: AudioBlock, realigned: bool = False) -> None:
@@ -87,8 +89,13 @@ class AsrSignal:
             self._canceller.reset()  # what it learned belongs to the old lag
         if realigned or self._delay.moves != moves:
             self._echo_loss.clear()  # the loss measured before belongs to the old echo path
-        words = self._canceller.process(mic, aligned).samples
-        loud = np.sqrt(np.mean(np.square(reference.samples.reshape(-1, self._frame)), axis=1)) > AUDIBLE
+        frames = reference.samples.reshape(-1, self._frame)
+        loud = np.einsum("ij,ij->i", frames, frames) > AUDIBLE**2 * self._frame  # RMS above AUDIBLE
+        self._quiet = 0 if loud.any() else self._quiet + len(loud)
+        # the speaker silent for longer than any echo lasts: the linear output would be the mic itself,
+        # and the gate finds no user where the speaker cannot be heard (most of idle listening's cost)
+        quiet = self._quiet > self._settled and not realigned and self._delay.moves == moves
+        words = (self._canceller.skip(mic) if quiet else self._canceller.process(mic, aligned)).samples
         with self._lock:
             _write(self._words, mic.start, words)
             _write(self._raw, mic.start, mic.samples)
@@ -96,7 +103,12 @@ class AsrSignal:
             _write(self._audible, mic.start // self._frame, loud)
             self._end = mic.end
             self._first = mic.start if self._first is None else self._first
-            user = self._gate(mic.start // self._frame, words, mic.samples)
+            if quiet:
+                user = np.zeros(len(loud), dtype=bool)
+                last = np.square(mic.samples[-self._frame :], dtype=np.float64).sum()
+                self._last_energy = (float(last), float(last))
+            else:
+                user = self._gate(mic.start // self._frame, words, mic.samples)
             _write(self._user, mic.start // self._frame, user)
 
     def _gate(self, first: int, words: Samples, raw: Samples) -> np.ndarray:
@@ -141,7 +153,7 @@ class AsrSignal:
         and too short to be taken for more than a scrap of echo); the linear output keeps the user whole,
         and the gate keeps its residual echo out. Away from the speaker AEC3's output is used as it is.
         """
-        if cleaned.frames == 0:
+        if cleaned.frames == 0 or self._quiet > self._settled:  # no user found where no echo can be
             return cleaned
         with self._lock:
             if self._end is None or cleaned.end > self._end or cleaned.start < self._end - len(self._words):
@@ -259,8 +271,10 @@ def _max_correlation(reference: Samples, raw: Samples) -> float:
 
 def _write(ring: np.ndarray, at: int, values: np.ndarray) -> None:
     """Store ``values`` in ``ring`` from index ``at`` on (modulo its length)."""
-    index = np.arange(at, at + len(values)) % len(ring)
-    ring[index] = values
+    start = at % len(ring)
+    first = min(len(values), len(ring) - start)
+    ring[start : start + first] = values[:first]
+    ring[: len(values) - first] = values[first:]
 
 
 class TranscribingAsrSignal:

@@ -41,26 +41,41 @@ class EchoDelay:
         self._margin = MARGIN_MS * rate // 1000
         self._agree = AGREE_MS * rate // 1000
         self._move = MOVE_MS * rate // 1000
-        self._mic = np.zeros(self._window, dtype=np.float32)
-        self._reference = np.zeros(self._window + self._reach, dtype=np.float32)
+        # rings, so a block costs its own copy, not one of the whole 1.9 s looked at every EVERY_MS
+        self._mic = _Ring(self._window)
+        self._reference = _Ring(self._window + self._reach)
         self._since = 0
         self._candidate: int | None = None
 
     def align(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
         """The reference for ``mic``'s span, moved later by ``delay``; measures the lag now and then."""
         frames = mic.frames
-        self._mic = np.concatenate((self._mic, mic.samples.astype(np.float32)))[-self._window :]
-        history = np.concatenate((self._reference, reference.samples.astype(np.float32)))
-        self._reference = history[-(self._window + self._reach) :]
+        if frames > self._window:  # longer than what is kept: only its end is looked at
+            return self._align_long(mic, reference)
+        self._mic.add(mic.samples)
+        self._reference.add(reference.samples)
         self._since += frames
         if self._since >= self._every:
             self._since = 0
             self._look()
-        start = len(history) - frames - self.delay
-        return AudioBlock(history[start : start + frames], reference.rate, reference.start)
+        samples = self._reference.last(frames + self.delay)[:frames]  # delay <= reach: always kept
+        return AudioBlock(samples, reference.rate, reference.start)
+
+    def _align_long(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        history = np.concatenate(
+            (self._reference.last(self._reference.size), reference.samples.astype(np.float32))
+        )
+        for ring, samples in ((self._mic, mic.samples), (self._reference, reference.samples)):
+            ring.add(samples[-ring.size :])
+        self._since = 0
+        self._look()
+        start = len(history) - mic.frames - self.delay
+        return AudioBlock(history[start : start + mic.frames], reference.rate, reference.start)
 
     def _look(self) -> None:
-        lag = echo_lag(self._reference, self._mic, self._reach)
+        lag = echo_lag(
+            self._reference.last(self._reference.size), self._mic.last(self._mic.size), self._reach
+        )
         if lag is None:
             return
         if self._candidate is None or abs(lag - self._candidate) > self._agree:
@@ -95,3 +110,27 @@ def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
     if scores[best] < MIN_CORRELATION or windows[best] <= 1e-9:
         return None
     return reach - best
+
+
+class _Ring:
+    """The latest ``size`` samples (zeros before any), added block by block without moving the rest."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data = np.zeros(size, dtype=np.float32)
+        self._end = 0  # where the next sample goes
+
+    def add(self, samples: Samples) -> None:
+        """Append ``samples`` (at most ``size`` of them)."""
+        at = self._end
+        first = min(len(samples), self.size - at)
+        self._data[at : at + first] = samples[:first]
+        self._data[: len(samples) - first] = samples[first:]
+        self._end = (at + len(samples)) % self.size
+
+    def last(self, count: int) -> Samples:
+        """The latest ``count`` samples, oldest first (a copy)."""
+        start = (self._end - count) % self.size
+        if start + count <= self.size:
+            return self._data[start : start + count].copy()
+        return np.concatenate((self._data[start:], self._data[: self._end]))

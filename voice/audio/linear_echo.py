@@ -106,6 +106,12 @@ class SpeexEchoCanceller:
             )
         return AudioBlock(out.astype(np.float32) / 32767.0, self.rate, mic.start)
 
+    def skip(self, mic: AudioBlock) -> AudioBlock:
+        """``mic`` as it is, for a span whose reference (and the filter's tail before it) is silent:
+        with nothing to subtract, the filter's output would be the mic, and it costs nothing."""
+        self._next = mic.end
+        return mic
+
     def reset(self) -> None:
         """Forget the learned echo path (a new device or room, or a reference moved in time)."""
         self._lib.speex_echo_state_reset(self._state)
