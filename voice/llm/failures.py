@@ -64,7 +64,7 @@ def status_error(response: httpx.Response, body: bytes, now: datetime) -> LLMErr
     """The error for a non-200 response; ``body`` is read only for the server's short error code."""
     status = response.status_code
     server_code = _server_code(body)
-    code, dispatch, retriable = _classify_status(status, server_code)
+    code, dispatch, retriable = classify_status(status, server_code)
     should_retry = response.headers.get("x-should-retry", "").strip().lower()
     if should_retry in ("true", "false"):
         retriable = should_retry == "true"  # LLMError still refuses it for a code that cannot change
@@ -94,7 +94,7 @@ def _server_code(body: bytes) -> str | None:
         return None
 
 
-def _classify_status(status: int, server_code: str | None) -> tuple[ErrorCode, Dispatch, bool]:
+def classify_status(status: int, server_code: str | None = None) -> tuple[ErrorCode, Dispatch, bool]:
     # The server's code first: a 429 for an empty account and a 400 for a long prompt are no rate limit
     # and no malformed request, and the caller must know to stop or to trim.
     if server_code in QUOTA_CODES or server_code in _REFUSAL_CODES:

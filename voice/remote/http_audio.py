@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import httpx
 
 from voice.llm.errors import Dispatch, ErrorCode
-from voice.llm.failures import Phase, redact_url, transport_error
+from voice.llm.failures import Phase, classify_status, redact_url, transport_error
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
 
 
@@ -78,18 +78,7 @@ _HINTS = {
 
 
 def _classify(status: int) -> tuple[ErrorCode, Dispatch, bool]:
-    if status == 429:
-        return ErrorCode.RATE_LIMITED, Dispatch.REJECTED, True
-    if status in (401, 403):
-        return ErrorCode.UNAUTHORIZED, Dispatch.REJECTED, False
-    if status in (404, 405, 501):
+    """As an LLM server's status, except that a missing endpoint means the server has no such audio API."""
+    if status in (404, 405):
         return ErrorCode.UNSUPPORTED, Dispatch.REJECTED, False
-    if status == 413:
-        return ErrorCode.TOO_LARGE, Dispatch.REJECTED, False
-    if status in (408, 504):
-        return ErrorCode.DEADLINE, Dispatch.UNKNOWN, True
-    if 500 <= status < 600:
-        return ErrorCode.UNAVAILABLE, Dispatch.UNKNOWN, True
-    if 400 <= status < 500:
-        return ErrorCode.INVALID, Dispatch.REJECTED, False
-    return ErrorCode.PROTOCOL, Dispatch.UNKNOWN, False
+    return classify_status(status)
