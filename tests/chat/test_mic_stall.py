@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tests.chat.stand_in_devices import BLOCK, SilentSpeaker, ThreadedMicrophone
 from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
@@ -19,51 +20,18 @@ from voice.chat.driver import AudioInput, AudioOutput, DeviceConversation, Devic
 from voice.components import SpeechModels, make_engine
 from voice.runtime import Work
 
-BLOCK = 640
 
-
-class DyingMicrophone:
-    """Delivers ``blocks`` blocks of silence from its own thread, then nothing more, as a dead device."""
-
-    def __init__(self, deliver: Callable[[AudioBlock], None], blocks: int) -> None:
-        self.overflows = 0
-        self.closed = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(deliver, blocks), daemon=True)
-        self._thread.start()
-
-    def _run(self, deliver: Callable[[AudioBlock], None], blocks: int) -> None:
-        for index in range(blocks):
-            if self.closed.wait(0.01):
-                return
-            deliver(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, index * BLOCK))
-
-    def check(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed.set()
-        self._thread.join()
-
-
-class SilentSpeaker:
-    def __init__(self, buffer: PlaybackBuffer) -> None:
-        self.underflows = 0
-        self.position = buffer.position
-        self.latency_samples = 0
-
-    def check(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+def dying_microphone(deliver: Callable[[AudioBlock], None], blocks: int) -> ThreadedMicrophone:
+    """Delivers ``blocks`` blocks of silence, then nothing more, as a dead device."""
+    return ThreadedMicrophone(deliver, blocks=blocks, level=0.0, every_s=0.01)
 
 
 def test_a_microphone_that_stops_delivering_is_said_and_reopened() -> None:
-    opened: list[DyingMicrophone] = []
+    opened: list[ThreadedMicrophone] = []
     said: list[str] = []
 
     def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
-        opened.append(DyingMicrophone(deliver, blocks=10))
+        opened.append(dying_microphone(deliver, blocks=10))
         return opened[-1]
 
     def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:

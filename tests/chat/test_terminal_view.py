@@ -19,6 +19,7 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
+from tests.chat.stand_in_devices import SilentSpeaker, ThreadedMicrophone
 from tests.engine.test_engine import REPLY, WORD, Room, ask
 from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
 from voice import events as stream
@@ -264,50 +265,19 @@ def test_the_level_meter_publishes_rms_ten_times_a_second_with_the_vad_light() -
     assert levels[0].t == 0.12
 
 
-class PacedMicrophone:
-    """Delivers 40 ms blocks of a tone from its own thread, as a sound card would."""
-
-    def __init__(self, deliver: Callable[[AudioBlock], None]) -> None:
-        self.overflows = 0
-        self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(deliver,), daemon=True)
-        self._thread.start()
-
-    def _run(self, deliver: Callable[[AudioBlock], None]) -> None:
-        for index in range(10_000):
-            if self._closed.wait(0.04):
-                return
-            deliver(AudioBlock(np.full(640, 0.05, np.float32), ENGINE_RATE, index * 640))
-
-    def check(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self._closed.set()
-        self._thread.join()
-
-
-class QuietSpeaker:
-    def __init__(self, buffer: PlaybackBuffer) -> None:
-        self.underflows = 0
-        self.position = buffer.position
-        self.latency_samples = 0
-
-    def check(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+def paced_microphone(deliver: Callable[[AudioBlock], None]) -> ThreadedMicrophone:
+    """Delivers 40 ms blocks of a tone every 40 ms, as a sound card would."""
+    return ThreadedMicrophone(deliver, blocks=10_000, level=0.05, every_s=0.04)
 
 
 def device_conversation(
     thinker: RecordingThinker, input_levels: bool, session_log: SessionLog | None = None
 ) -> DeviceConversation:
     def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
-        return PacedMicrophone(deliver)
+        return paced_microphone(deliver)
 
     def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
-        return QuietSpeaker(buffer)
+        return SilentSpeaker(buffer)
 
     return DeviceConversation(
         make_engine(),
@@ -419,7 +389,7 @@ def test_a_missing_microphone_is_raised_before_the_view_takes_the_screen() -> No
         None,
         DeviceSettings(),
         open_input=no_microphone,
-        open_output=lambda buffer, on_played: QuietSpeaker(buffer),
+        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
     )
     live = LiveChat()
 
