@@ -15,7 +15,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
+
+from tests.loopback_server import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -111,45 +113,21 @@ class Exchange:
 Script = Callable[[Exchange], None]
 
 
-class FaultServer:
+class FaultServer(LoopbackServer):
     """Serve ``script`` to every connection on 127.0.0.1 until closed."""
 
     def __init__(self, script: Script) -> None:
         self._script = script
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self._listener.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
         self.requests: list[ReceivedRequest] = []
         self.disconnected = threading.Event()
         self.disconnected_at: float | None = None
-        self._threads: list[threading.Thread] = []
-        self._accepting = threading.Thread(target=self._accept, daemon=True)
-        self._accepting.start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            self._threads.append(thread)
-            thread.start()
+        super().__init__()  # serving starts here, with the state above in place
+        self.url = f"http://127.0.0.1:{self.port}/v1"
 
     def _serve(self, conn: socket.socket) -> None:
         # An OSError means the client went away mid-script, which is what many tests do on purpose.
         with conn, contextlib.suppress(OSError):
             self._script(Exchange(conn, self))
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        self._accepting.join(timeout=5)
-        for thread in self._threads:
-            thread.join(timeout=5)
 
 
 def delta_chunk(text: str) -> dict[str, Any]:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import socket
 import sys
-import threading
 import time
 from collections.abc import Callable
-from typing import BinaryIO, Self
+from typing import BinaryIO
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event, read_event, write_event
 from wyoming.info import AsrModel, AsrProgram, Attribution, Info, TtsProgram, TtsVoice
+
+from tests.loopback_server import LoopbackServer
 
 _WHO = Attribution(name="tests", url="http://127.0.0.1")
 
@@ -91,7 +92,7 @@ class Peer:
 Script = Callable[[Peer], None]
 
 
-class FaultWyoming:
+class FaultWyoming(LoopbackServer):
     """Serve ``script`` to every request on 127.0.0.1 until closed."""
 
     def __init__(
@@ -102,22 +103,8 @@ class FaultWyoming:
         self._info = info(streaming)
         self._streaming = streaming
         self._early = early
-        self._listener = socket.create_server(("127.0.0.1", port))
-        self.port: int = self._listener.getsockname()[1]
+        super().__init__(port)  # serving starts here, with the state above in place
         self.url = f"wyoming://127.0.0.1:{self.port}"
-        self._threads: list[threading.Thread] = []
-        self._accepting = threading.Thread(target=self._accept, daemon=True)
-        self._accepting.start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return  # closed
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            self._threads.append(thread)
-            thread.start()
 
     def _serve(self, conn: socket.socket) -> None:
         with conn, conn.makefile("rb") as reader:
@@ -141,16 +128,6 @@ class FaultWyoming:
                         return
             except OSError:
                 pass  # the client went away mid-script, which many tests do on purpose
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        self._accepting.join(timeout=5)
-        for thread in self._threads:
-            thread.join(timeout=5)
 
 
 def _armed() -> None:
