@@ -52,20 +52,16 @@ command = ["/nonexistent/calendar-mcp"]
     return config
 
 
+def kiosk_args(tmp_path: Path, notes: Notes, llm_url: str) -> tuple[str, ...]:
+    """A typed-input kiosk with the config's MCP servers and the stand-in tool-calling LLM."""
+    config = config_file(tmp_path, notes)
+    return ("--audio", "none", "--config", str(config), "--llm-url", llm_url, "--llm-model", "stand-in")
+
+
 def test_a_typed_question_leads_to_a_tool_call_whose_result_the_answer_uses(
     tmp_path: Path, notes: Notes, tool_calling_llm: str
 ) -> None:
-    config = config_file(tmp_path, notes)
-    args = (
-        "--audio",
-        "none",
-        "--config",
-        str(config),
-        "--llm-url",
-        tool_calling_llm,
-        "--llm-model",
-        "stand-in",
-    )
+    args = kiosk_args(tmp_path, notes, tool_calling_llm)
 
     async def talk(url: str) -> tuple[list[Event], list[Event]]:
         async with connect(url) as ws:

@@ -14,7 +14,7 @@ from selenium.webdriver.common.keys import Keys
 from tests.browser.conftest import chromium, console_problems, wait_until
 from tests.kiosk.conftest import running_kiosk
 from tests.tools.conftest import Notes
-from tests.tools.test_kiosk_tools import config_file, tool_calling_llm
+from tests.tools.test_kiosk_tools import kiosk_args, tool_calling_llm
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["tool_calling_llm"]  # the fixture, used by name
@@ -37,17 +37,7 @@ def tool_lines(driver: webdriver.Chrome) -> list[str]:
 def test_the_page_shows_a_line_per_tool_call_and_its_outcome(
     tmp_path: Path, notes: Notes, tool_calling_llm: str
 ) -> None:
-    config = config_file(tmp_path, notes)
-    args = (
-        "--audio",
-        "none",
-        "--config",
-        str(config),
-        "--llm-url",
-        tool_calling_llm,
-        "--llm-model",
-        "stand-in",
-    )
+    args = kiosk_args(tmp_path, notes, tool_calling_llm)
     with running_kiosk(tmp_path, *args) as kiosk, browsing() as browser:
         browser.get(f"http://127.0.0.1:{kiosk.port}/")
         wait_until(browser, lambda d: d.find_element(By.ID, "state").get_attribute("data-state") != "offline")
