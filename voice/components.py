@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
@@ -35,32 +35,40 @@ class SpeechModels:
     end_of_turn: EndOfTurn | None = None
 
 
-def load_speech_models(
-    asr_model: str | None = None,
-    tts_voice: str | None = None,
-    *,
-    asr_url: str | None = None,
-    tts_url: str | None = None,
-    speech_api_key: str | None = None,
-) -> SpeechModels:
-    """Whisper, piper and Smart Turn v3.2, loaded and warmed up.
+@dataclass(frozen=True)
+class SpeechChoice:
+    """Which whisper and piper to load, or which speech servers to use instead.
 
     ``asr_model`` is a models.txt name ("whisper-base"), a whisper size name or a model directory (None: the
     bundled tiny.en); ``tts_voice`` a models.txt name or a piper ``.onnx`` with its ``.onnx.json`` beside it
-    (None: the bundled en_US-joe-medium). A model that is missing or corrupt is a one-line ModelError.
-    ``asr_url`` and ``tts_url`` name speech servers used instead (voice.remote.speech); their model is
-    then not loaded here. Turn-end judgement stays local either way.
+    (None: the bundled en_US-joe-medium). ``asr_url`` and ``tts_url`` name speech servers used instead
+    (voice.remote.speech), with ``api_key`` for them.
     """
-    whisper_model = None if asr_url else resolve.asr_model(asr_model)  # both before any loads
-    piper_voice = None if tts_url else resolve.tts_voice(tts_voice)
+
+    asr_model: str | None = None
+    tts_voice: str | None = None
+    asr_url: str | None = None
+    tts_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+
+def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
+    """Whisper and piper (or their servers) as ``choice`` says, and Smart Turn v3.2, loaded and warmed up.
+
+    A model that is missing or corrupt is a one-line ModelError; a server's model is not loaded here.
+    Turn-end judgement stays local either way.
+    """
+    choice = choice or SpeechChoice()
+    whisper_model = None if choice.asr_url else resolve.asr_model(choice.asr_model)  # both before any loads
+    piper_voice = None if choice.tts_url else resolve.tts_voice(choice.tts_voice)
     transcriber: Transcriber = (
-        transcriber_for(asr_url, api_key=speech_api_key)
-        if asr_url
+        transcriber_for(choice.asr_url, api_key=choice.api_key)
+        if choice.asr_url
         else WhisperTranscriber(WhisperSettings(model=whisper_model))
     )
     synthesizer: Synthesizer = (
-        synthesizer_for(tts_url, api_key=speech_api_key)
-        if tts_url
+        synthesizer_for(choice.tts_url, api_key=choice.api_key)
+        if choice.tts_url
         else PiperSynthesizer(PiperSettings(model=piper_voice))
     )
     return SpeechModels(transcriber, synthesizer, SmartTurn())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from voice.cli import main
-from voice.components import SpeechModels
+from voice.components import SpeechChoice, SpeechModels
 from voice.errors import ModelError
 
 WriteConfig = Callable[[str], Path]
@@ -27,10 +27,11 @@ def test_the_chosen_models_are_the_ones_loaded(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def refuse(
-        asr_model: str | None = None, tts_voice: str | None = None, **servers: str | None
-    ) -> SpeechModels:
-        raise ModelError(f"asked for {asr_model} and {tts_voice}")  # stands in for the slow real load
+    def refuse(choice: SpeechChoice | None = None) -> SpeechModels:
+        assert choice is not None
+        raise ModelError(
+            f"asked for {choice.asr_model} and {choice.tts_voice}"
+        )  # stands in for the slow real load
 
     module, argv = COMMANDS[command]
     monkeypatch.setattr(f"{module}.load_speech_models", refuse)

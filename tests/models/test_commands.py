@@ -11,7 +11,7 @@ from tests.models.server import Served
 from tests.models.wheels import publish
 from voice.asr.whisper import bundled_model_dir
 from voice.cli import main
-from voice.components import load_speech_models
+from voice.components import SpeechChoice, load_speech_models
 from voice.errors import ModelError
 from voice.models import resolve
 from voice.models.catalog import load_catalog, parse_catalog
@@ -103,10 +103,10 @@ def test_pull_of_an_unknown_name_is_one_line(data_home: Path, capsys: Capture) -
 
 def test_start_up_with_a_model_not_pulled_is_one_line_before_anything_loads(data_home: Path) -> None:
     with pytest.raises(ModelError) as missing:
-        load_speech_models("whisper-base", "piper-en_US-joe-medium")
+        load_speech_models(SpeechChoice("whisper-base", "piper-en_US-joe-medium"))
     assert str(missing.value) == "asr model whisper-base is not present: run `voice models pull whisper-base`"
     with pytest.raises(ModelError, match=r"models\.txt has no sha256 to pull it"):
-        load_speech_models(None, "piper-en_GB-alba-medium")
+        load_speech_models(SpeechChoice(None, "piper-en_GB-alba-medium"))
 
 
 @pytest.mark.models

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from voice.cli import main
-from voice.components import SpeechModels
+from voice.components import SpeechChoice, SpeechModels
 from voice.errors import ModelError
 
 COMMANDS = {
@@ -27,15 +27,9 @@ def no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def command_line(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The command's arguments, with load_speech_models refusing by naming what it was asked for."""
 
-    def refuse(
-        asr_model: str | None = None,
-        tts_voice: str | None = None,
-        *,
-        asr_url: str | None = None,
-        tts_url: str | None = None,
-        speech_api_key: str | None = None,
-    ) -> SpeechModels:
-        raise ModelError(f"asked for {asr_url} and {tts_url} with key {speech_api_key}")
+    def refuse(choice: SpeechChoice | None = None) -> SpeechModels:
+        assert choice is not None
+        raise ModelError(f"asked for {choice.asr_url} and {choice.tts_url} with key {choice.api_key}")
 
     module, argv = COMMANDS[command]
     monkeypatch.setattr(f"{module}.load_speech_models", refuse)

@@ -56,13 +56,7 @@ def _chat(args: argparse.Namespace) -> int:
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
-    models = load_speech_models(
-        configured.asr_model,
-        configured.tts_voice,
-        asr_url=configured.asr_url,
-        tts_url=configured.tts_url,
-        speech_api_key=configured.speech_api_key,
-    )
+    models = load_speech_models(configured.speech)
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     with contextlib.ExitStack() as stack:
         toolbox = stack.enter_context(McpToolbox(configured.mcp_servers))

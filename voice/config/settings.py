@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from voice.audio.devices import DeviceSpec
+from voice.components import SpeechChoice
 from voice.config.file import ConfigFile, default_path, find_config_file
 from voice.config.keys import ENV_SPEECH_API_KEY, KEYS, SECRETS, BadValue, Key
 from voice.engine.hold import Eagerness
@@ -65,6 +66,11 @@ class Settings:
     file: Path | None  # the file read; None when there was none
     sources: Mapping[str, str]
     speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
+
+    @property
+    def speech(self) -> SpeechChoice:
+        """The whisper and piper to load, or the speech servers to use instead."""
+        return SpeechChoice(self.asr_model, self.tts_voice, self.asr_url, self.tts_url, self.speech_api_key)
 
     def value(self, key: str) -> Any:
         """The value in effect for ``key`` (``kiosk.port``), as the commands use it."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from voice.audio.echo import EchoCanceller
 from voice.chat.driver import DeviceSettings, OpenInput, OpenOutput, default_echo_canceller
-from voice.components import SpeechModels, load_speech_models
+from voice.components import SpeechChoice, SpeechModels, load_speech_models
 from voice.errors import ConfigError
 from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.silent import NoMicrophone, ReadingPace, silent_openers
@@ -43,12 +43,7 @@ def audio_setup(
     mode: str,
     devices: DeviceSettings,
     echo_cancel: bool = True,
-    *,
-    asr_model: str | None = None,
-    tts_voice: str | None = None,
-    asr_url: str | None = None,
-    tts_url: str | None = None,
-    speech_api_key: str | None = None,
+    speech: SpeechChoice | None = None,
 ) -> AudioSetup:
     """Load what ``mode`` needs (whisper and piper or their servers, as load_speech_models takes them, for
     real sound only)."""
@@ -58,9 +53,7 @@ def audio_setup(
         models = SpeechModels(NoMicrophone(), ReadingPace())
         return AudioSetup(mode, models, None, devices, open_input, open_output)
     canceller = default_echo_canceller() if echo_cancel else None
-    models = load_speech_models(
-        asr_model, tts_voice, asr_url=asr_url, tts_url=tts_url, speech_api_key=speech_api_key
-    )
+    models = load_speech_models(speech)
     if mode == "websocket":
         browser = BrowserAudio()
         return AudioSetup(mode, models, canceller, devices, browser.open_input, browser.open_output, browser)

@@ -59,11 +59,7 @@ def _kiosk(args: argparse.Namespace) -> int:
         kiosk.audio,
         devices,
         configured.echo_cancel,
-        asr_model=configured.asr_model,
-        tts_voice=configured.tts_voice,
-        asr_url=configured.asr_url,
-        tts_url=configured.tts_url,
-        speech_api_key=configured.speech_api_key,
+        configured.speech,
     )
     server = ServerSettings(kiosk.host, kiosk.port, kiosk.token, kiosk.allow_origins)
     keeper = KeeperSettings(kiosk.fresh_after_s, kiosk.wake)

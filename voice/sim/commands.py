@@ -40,13 +40,7 @@ def _simulate(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
-    models = load_speech_models(
-        configured.asr_model,
-        configured.tts_voice,
-        asr_url=configured.asr_url,
-        tts_url=configured.tts_url,
-        speech_api_key=configured.speech_api_key,
-    )
+    models = load_speech_models(configured.speech)
     pinned = args.eagerness is None and scenario.eagerness is not None
     eagerness = scenario.eagerness if pinned else configured.eagerness
     report = run_scenario(
