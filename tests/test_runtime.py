@@ -28,13 +28,15 @@ from voice.audio.vad import (
 )
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
+from voice.client_events import event_json
 from voice.conversation.continuation import Request
-from voice.conversation.items import ToolCall
+from voice.conversation.items import ToolCall, UserText
 from voice.conversation.session_log import SessionLog
-from voice.engine.engine import Engine, Phase
+from voice.engine.engine import Engine
 from voice.engine.inputs import LlmDone, LlmFailed, LlmText, MicAudio
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings
+from voice.recorder import Recorder
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
 from voice.tts.port import Synthesis, Synthesizer, WordTiming
 
@@ -79,6 +81,7 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
     thinker = RecordingThinker()
     buffer = PlaybackBuffer(ENGINE_RATE)
     runner = ActionRunner(engine, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False), buffer)
+    recorder = Recorder.following(runner)
     question = np.concatenate(
         (read_wav(AUDIO / "what-weather.wav").samples, np.zeros(ENGINE_RATE, np.float32))
     )
@@ -100,7 +103,35 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
         clock += BLOCK
         runner.report_progress(buffer.audio_played_to, clock)
 
-    assert engine.turns[0].spoken == "Hello there,"
+    assert recorder.turns[1].spoken == "Hello there,"
+
+
+def test_the_stream_hears_when_a_reply_began_to_play_and_where_its_audio_stopped() -> None:
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    thinker = RecordingThinker()
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    runner = ActionRunner(engine, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False), buffer)
+    events: list[dict[str, object]] = []
+    runner.events.subscribe(lambda event: events.append(event_json(event)))
+    question = read_wav(AUDIO / "what-weather.wav").samples
+    question = np.concatenate((question, np.zeros(ENGINE_RATE, np.float32)))
+    for start in range(0, len(question) - BLOCK, BLOCK):
+        runner.feed(MicAudio(AudioBlock(question[start : start + BLOCK], ENGINE_RATE, start)))
+    (request,) = thinker.sent
+    for word in ["Hello", " there."]:
+        runner.feed(LlmText(request.turn, word))
+    runner.feed(LlmDone(request.turn))
+    clock = len(question)
+    while engine.active_turn is not None:
+        buffer.pull(BLOCK)
+        clock += BLOCK
+        runner.report_progress(buffer.audio_played_to, clock)
+
+    audio = [(e["type"], e["turn"], e["t"]) for e in events if str(e["type"]).startswith("output_audio")]
+    assert audio == [
+        ("output_audio.started", 1, round(len(question) / ENGINE_RATE, 3)),
+        ("output_audio.stopped", 1, round(clock / ENGINE_RATE, 3)),
+    ]
 
 
 # -- work that fails: every failure reaches the engine, nothing waits forever ---------------------
@@ -141,38 +172,41 @@ def logged_types(path: Path) -> list[str]:
 
 def make_runner(
     tmp_path: Path, transcriber: Transcriber, synthesizer: Synthesizer, thinker: Thinker, work: Work
-) -> tuple[ActionRunner, SessionLog]:
+) -> tuple[ActionRunner, SessionLog, Recorder]:
     log = SessionLog.create(tmp_path / "session.jsonl")
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     buffer = PlaybackBuffer(ENGINE_RATE)
-    return ActionRunner(engine, transcriber, synthesizer, thinker, work, buffer, log), log
+    runner = ActionRunner(engine, transcriber, synthesizer, thinker, work, buffer, log)
+    return runner, log, Recorder.following(runner)
 
 
 def test_a_transcriber_that_raises_is_told_aloud_and_logged(tmp_path: Path) -> None:
-    runner, log = make_runner(
+    runner, log, recorder = make_runner(
         tmp_path, BrokenTranscriber(), EvenSynthesizer(), RecordingThinker(), Work(False)
     )
 
     with log:
         speak_question(runner)
 
-    assert list(runner.notices) == ["Sorry, I could not make out what you said."]
-    assert runner.engine.phase is Phase.LISTENING
+    assert recorder.notices == ["Sorry, I could not make out what you said."]
+    assert runner.state == "listening"
     assert "failure" in logged_types(tmp_path / "session.jsonl")
     assert runner.buffer.queued_frames > 0  # the notice is on its way to the speaker
 
 
 def test_a_synthesizer_that_raises_fails_the_turn_and_the_question_stays_open(tmp_path: Path) -> None:
     thinker = RecordingThinker()
-    runner, log = make_runner(tmp_path, OneAnswerTranscriber(), BrokenSynthesizer(), thinker, Work(False))
+    runner, log, recorder = make_runner(
+        tmp_path, OneAnswerTranscriber(), BrokenSynthesizer(), thinker, Work(False)
+    )
 
     with log:
         speak_question(runner)
         runner.feed(LlmText(1, "Tomorrow starts dry."))
         runner.feed(LlmDone(1))
 
-    assert runner.engine.turns[0].error == "synthesis"
-    assert runner.engine.conversation.pending_input == "What will the weather be like tomorrow?"
+    assert recorder.turns[1].error == "synthesis"
+    assert runner.history()[-1] == UserText("What will the weather be like tomorrow?")
     assert runner.engine.active_turn is None
     assert logged_types(tmp_path / "session.jsonl").count("failure") == 2  # the reply, then the notice
 
@@ -180,15 +214,15 @@ def test_a_synthesizer_that_raises_fails_the_turn_and_the_question_stays_open(tm
 def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -> None:
     work = Work(threaded=True)
     thinker = ChatModelThinker(BrokenChatModel(), ChatSettings(), work)
-    runner, log = make_runner(tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, work)
+    runner, log, recorder = make_runner(tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, work)
 
     with log:
         speak_question(runner)
         work.close()  # waits for the worker: its failure is in the inbox now
         runner.feed_finished_work()
 
-    assert runner.engine.turns[0].error == "protocol"
-    assert list(runner.notices) == ["Sorry, I could not reach the language model."]
+    assert recorder.turns[1].error == "protocol"
+    assert recorder.notices == ["Sorry, I could not reach the language model."]
     assert "turn_failed" in logged_types(tmp_path / "session.jsonl")
 
 

@@ -110,6 +110,33 @@ class ResponseDone:
 
 
 @dataclass(frozen=True)
+class OutputAudioStarted:
+    """The first sample of the turn's reply audio played at ``t`` (the driver's playback says so)."""
+
+    type: ClassVar[str] = "output_audio.started"
+    turn: int
+    t: float
+
+
+@dataclass(frozen=True)
+class OutputAudioStopped:
+    """The turn is over and its reply audio played no further: its last sample played at ``t``."""
+
+    type: ClassVar[str] = "output_audio.stopped"
+    turn: int
+    t: float
+
+
+@dataclass(frozen=True)
+class NoticeSpoken:
+    """The assistant said a notice outside any turn ("Sorry, I could not reach the language model.")."""
+
+    type: ClassVar[str] = "notice"
+    text: str
+    t: float
+
+
+@dataclass(frozen=True)
 class ToolCalled:
     type: ClassVar[str] = "tool.call"
     turn: int
@@ -153,6 +180,9 @@ StreamEvent: TypeAlias = (
     | ResponseInterrupted
     | ResponseResumed
     | ResponseDone
+    | OutputAudioStarted
+    | OutputAudioStopped
+    | NoticeSpoken
     | ToolCalled
     | ToolFinished
     | Failure

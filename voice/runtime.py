@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.cancel import DISCARDED, INTERRUPTED, CancelToken
-from voice.conversation.continuation import Request
-from voice.conversation.items import ToolCall, ToolResult
+from voice.client_events import NoticeSpoken, OutputAudioStarted, OutputAudioStopped
+from voice.conversation.continuation import Conversation, Request
+from voice.conversation.items import Item, ToolCall, ToolResult
+from voice.conversation.log_records import LogRecord
 from voice.conversation.session_log import SessionLog
 from voice.engine.actions import (
     CancelTurn,
@@ -39,9 +41,11 @@ from voice.engine.actions import (
 from voice.engine.engine import Engine
 from voice.engine.inputs import (
     AudioPlayed,
+    EndConversation,
     EngineInput,
     FailedOutsideTurn,
     LlmFailed,
+    MicAudio,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -58,9 +62,7 @@ from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
 FailureHandler = Callable[[Exception], Iterable[EngineInput]]
-
-
-NOTICES_KEPT = 100
+LogListener = Callable[[LogRecord], None]
 
 
 class Clock(Protocol):
@@ -266,27 +268,68 @@ class ActionRunner:
         self.engine = engine
         self.buffer = buffer
         self.events = EventStream()  # what happens, for every consumer (docs/architecture.md §7)
-        self.notices: deque[str] = deque(maxlen=NOTICES_KEPT)  # the latest, for reports
         self._transcriber = transcriber
         self._synthesizer = synthesizer
         self._thinker = thinker
         self._work = work
-        self.session_log = session_log  # the kiosk starts a new one for a new conversation
+        self._session_log = session_log
+        self._log_listeners: list[LogListener] = []
         self._end_of_turn = end_of_turn
+        self._clock = 0  # end of the last mic block fed: when notices are said
+        self._audio = _TurnAudio()
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
+
+    @property
+    def session_log(self) -> SessionLog | None:
+        return self._session_log
+
+    def on_log_record(self, listener: LogListener) -> None:
+        """``listener`` gets every record the session log is given, as it is given (a recorder's feed)."""
+        self._log_listeners.append(listener)
+
+    def history(self) -> tuple[Item, ...]:
+        """The items the next request would carry: the history, then any input not yet answered."""
+        return self.engine.conversation.next_items
+
+    @property
+    def inputs_taken(self) -> int:
+        """Inputs the conversation took so far (its resumed log included)."""
+        return self.engine.conversation.inputs
+
+    @property
+    def state(self) -> str:
+        """The engine's phase as the stream names it."""
+        return self.engine.phase.value
+
+    def new_conversation(self, session_log: SessionLog | None) -> None:
+        """End the conversation (the turn in flight is cut, heard words kept in its log) and go on with a
+        fresh one in ``session_log``; its turns number on, so late output of old turns is dropped."""
+        self.feed(EndConversation())
+        old_log, old = self._session_log, self.engine.conversation
+        self.engine.start_conversation(Conversation(old.budget, turns_before=old.turns))
+        self._session_log = session_log
+        if old_log is not None:
+            old_log.close()
 
     def feed(self, event: EngineInput) -> None:
         """Handle one event and, when running inline, everything it sets off."""
         pending = [event]
         while pending:
-            actions = self.engine.handle(pending.pop(0))
+            handled = pending.pop(0)
+            if isinstance(handled, MicAudio):
+                self._clock = handled.block.end
+            actions = self.engine.handle(handled)
             recorded = self.engine.conversation.take_events()
-            if self.session_log is not None:
-                self.session_log.append_all(recorded)
+            if self._session_log is not None:
+                self._session_log.append_all(recorded)
+            for record in recorded:
+                for listener in self._log_listeners:
+                    listener(record)
             for happened in self.engine.take_events():
                 self.events.publish(happened)
+            self._note_turn_over()
             for action in actions:
                 self._carry_out(action)
             if not self._work.threaded:
@@ -306,8 +349,31 @@ class ActionRunner:
         """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
         progress = self.played_of_turn(audio_played_to)
         if progress is not None:
+            self._note_played(*progress, clock)
             self.feed(AudioPlayed(progress[0], progress[1], clock))
         return progress
+
+    def _seconds(self, sample: int) -> float:
+        return round(sample / self.buffer.rate, 3)
+
+    def _note_played(self, turn: int, played: int, clock: int) -> None:
+        """The stream hears when a turn's reply audio first played; its last played sample is kept."""
+        audio = self._audio
+        if audio.turn != turn:
+            if played <= 0:
+                return
+            self._audio = audio = _TurnAudio(turn)
+            self.events.publish(OutputAudioStarted(turn, self._seconds(clock - played)))
+        if played > audio.played:
+            audio.last_clock = clock
+        audio.played = played
+
+    def _note_turn_over(self) -> None:
+        """The turn whose audio played is over: the stream hears where its audio stopped."""
+        audio = self._audio
+        if audio.turn is not None and self.engine.active_turn != audio.turn:
+            self.events.publish(OutputAudioStopped(audio.turn, self._seconds(audio.last_clock)))
+            self._audio = _TurnAudio()
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
@@ -334,6 +400,8 @@ class ActionRunner:
                         lambda exc: [FailedOutsideTurn("turn-end", describe(exc))],
                     )
             case SendRequest(request=request, delay_s=delay_s):
+                if request.turn == self._audio.turn:  # a retry: its audio counts from the start again
+                    self._audio.played = 0
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn, discarded=discarded):
                 self._thinker.stop_turn(turn, DISCARDED if discarded else INTERRUPTED)
@@ -355,7 +423,7 @@ class ActionRunner:
             case RunTool(turn=turn, call=call):
                 self._thinker.run_tool(turn, call)
             case SpeakNotice(text=text):
-                self.notices.append(text)
+                self.events.publish(NoticeSpoken(text, self._seconds(self._clock)))
                 self._work.run(
                     "tts",
                     lambda: self._speak_notice(text),
@@ -375,3 +443,12 @@ class ActionRunner:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""
         self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)
         return []
+
+
+@dataclass
+class _TurnAudio:
+    """How far the reply audio of the turn that last played got (samples of it played, and by when)."""
+
+    turn: int | None = None
+    played: int = 0
+    last_clock: int = 0

@@ -117,7 +117,7 @@ def test_a_user_cutting_in_while_a_slow_tool_runs_gets_its_real_result_not_a_not
         "input.transcript",
         "tool.result",
     ]  # cut in while it ran
-    second = result.requests[2]
+    second = result.recorder.turns[2].request
     results = [item for item in second if isinstance(item, ToolResult)]
     assert results == [ToolResult("call_1_0", "Archived order 77: one kettle, delivered in March.")]
     assert second[-1] == UserText("Actually, is it the kettle one?")

@@ -21,11 +21,10 @@ from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.input_level import LevelMeter
 from voice.components import SpeechModels
-from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.inputs import CloseSession, EndConversation
+from voice.engine.inputs import CloseSession
 from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
@@ -160,13 +159,7 @@ class DeviceConversation:
         """End the conversation (the turn in flight is cut, heard words kept in its log) and start a
         fresh one in ``session_log``; its turns number on, so late output of old turns is dropped.
         Call on the loop that runs."""
-        runner = self.runner
-        runner.feed(EndConversation())
-        old_log, old = runner.session_log, runner.engine.conversation
-        runner.engine.start_conversation(Conversation(old.budget, turns_before=old.turns))
-        runner.session_log = session_log
-        if old_log is not None:
-            old_log.close()
+        self.runner.new_conversation(session_log)
 
     def open(self) -> None:
         """Open and start both devices; raises DeviceError saying why not. Call on the loop that runs."""

@@ -96,13 +96,23 @@ class Conversation:
         """
         conversation = cls(budget)
         for event in events:
-            conversation._apply(event)
+            conversation.replay(event)
         lost = conversation._active
         if lost is not None:
             if lost.heard:
                 conversation._commit_turn(lost, lost.heard, interrupted=True, not_run=NOT_RUN_INTERRUPTED)
             conversation._record(TurnLost(lost.turn, lost.heard, lost.heard_s))
         return conversation
+
+    def replay(self, event: LogRecord) -> None:
+        """Take one event as the log recorded it (nothing new is recorded): a reader follows the log."""
+        self._apply(event)
+
+    @property
+    def next_items(self) -> tuple[Item, ...]:
+        """What the next request would carry: the history, then the input not yet answered."""
+        pending = (UserText(self._pending_input),) if self._pending_input else ()
+        return (*self._history, *pending)
 
     # -- what the state is ------------------------------------------------------------------------
 

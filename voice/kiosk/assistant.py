@@ -19,7 +19,7 @@ from voice.chat.driver import FIRST_RETRY_S, LAST_RETRY_S, DeviceConversation
 from voice.client_events import Failure
 from voice.components import make_engine
 from voice.conversation.continuation import Conversation
-from voice.conversation.items import UserText, item_to_json
+from voice.conversation.items import item_to_json
 from voice.conversation.session_log import SessionLog
 from voice.engine.hold import Eagerness
 from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
@@ -75,10 +75,6 @@ class KioskAssistant:
         return round(self._talk.clock / self._talk.buffer.rate, 3)
 
     @property
-    def conversation(self) -> Conversation:
-        return self._talk.runner.engine.conversation
-
-    @property
     def session_log(self) -> SessionLog:
         log = self._talk.runner.session_log
         if log is None:
@@ -87,15 +83,16 @@ class KioskAssistant:
 
     @property
     def engine_state(self) -> str:
-        return self._talk.runner.engine.phase.value
+        return self._talk.runner.state
+
+    @property
+    def inputs_taken(self) -> int:
+        """Inputs the current conversation took (none: nobody talked to it yet)."""
+        return self._talk.runner.inputs_taken
 
     def history(self) -> list[dict[str, Any]]:
         """The items the next request would carry: the history, then any unanswered input."""
-        items = list(self.conversation.history)
-        pending = self.conversation.pending_input
-        if pending:
-            items.append(UserText(pending))
-        return [item_to_json(item) for item in items]
+        return [item_to_json(item) for item in self._talk.runner.history()]
 
     # -- what clients ask for ---------------------------------------------------------------------
 

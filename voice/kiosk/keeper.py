@@ -140,6 +140,6 @@ class SessionKeeper:
             if self.settings.wake and not self._sleep.asleep:
                 self._sleep.fall_asleep()
                 self._show()
-            if self.assistant.conversation.inputs:
+            if self.assistant.inputs_taken:
                 self.fresh_conversation()
             self._quiet_since = time.monotonic()

@@ -21,14 +21,15 @@ from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
 from voice.cancel import DISCARDED, INTERRUPTED
-from voice.client_events import Failure, event_json
+from voice.client_events import Failure, StreamEvent, event_json
 from voice.conversation.continuation import Request
-from voice.conversation.items import Item, ToolCall
+from voice.conversation.items import ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.duplex import Duplex, EchoPath
 from voice.engine.engine import Engine
 from voice.engine.inputs import TextInput
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
+from voice.recorder import Recorder
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Tools, Work
 from voice.sim.room import ClockSlip, MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
@@ -71,25 +72,23 @@ class CuePlacement:
 
 @dataclass
 class SimulationResult:
-    engine: Engine
+    """What a run gives: the room's tracks and cues, and the stream and log as the recorder kept them."""
+
+    recorder: Recorder
     mic: Samples
     speaker: Samples
     cues: list[CuePlacement]
-    notices: list[str] = field(default_factory=list)
-    requests: dict[int, tuple[Item, ...]] = field(default_factory=dict)  # what each turn last sent
     events: list[dict[str, Any]] = field(default_factory=list)  # the §7 stream, as a client receives it
 
 
-class RequestRecorder:
-    """A thinker that notes every request before passing it on: the report shows what the LLM was sent."""
+class DiscardTeller:
+    """A thinker that tells the script of requests discarded unheard: they consume no scripted reply."""
 
     def __init__(self, thinker: Thinker, script: ScriptedChatModel | None) -> None:
         self._thinker = thinker
         self._script = script
-        self.requests: dict[int, tuple[Item, ...]] = {}
 
     def send(self, request: Request, delay_s: float) -> None:
-        self.requests[request.turn] = request.items
         self._thinker.send(request, delay_s)
 
     def stop_turn(self, turn: int, reason: str = INTERRUPTED) -> None:
@@ -102,7 +101,7 @@ class RequestRecorder:
 
 
 class RoomSimulation:
-    """One scenario, one run: mic and speaker tracks, the engine's records and the session log."""
+    """One scenario, one run: mic and speaker tracks, the client stream and the session log (recorded)."""
 
     def __init__(
         self,
@@ -136,13 +135,11 @@ class RoomSimulation:
         else:
             raise ValueError("a scenario with a real LLM needs a chat model in the pipeline")
         self._model = ChatModelThinker(model, pipeline.chat_settings, self._work, tools, pipeline.tool_specs)
-        thinker = self._model
-        self._requests = RequestRecorder(thinker, self._script)
         self._runner = ActionRunner(
             pipeline.make_engine(),
             transcriber,
             pipeline.synthesizer,
-            self._requests,
+            DiscardTeller(self._model, self._script),
             self._work,
             PlaybackBuffer(ENGINE_RATE),
             session_log,
@@ -152,12 +149,19 @@ class RoomSimulation:
         self._room_mic = RoomMicrophone()
         self._room_speaker = RoomSpeaker()
         self._events: list[dict[str, Any]] = []
-        self._runner.events.subscribe(lambda event: self._events.append(event_json(event)))
+        self._recorder = Recorder()
+        self._runner.events.subscribe(self._record)
+        self._runner.on_log_record(self._recorder.note)
         self._turn_playing: int | None = None
         self._replies_started = 0
         self._typed: list[tuple[int, UserCue]] = []  # (sample, cue): typed input still to arrive
         self._cues: list[CuePlacement | None] = [None] * len(scenario.user)
         self._prepare_room()
+
+    def _record(self, event: StreamEvent) -> None:
+        data = event_json(event)
+        self._events.append(data)
+        self._recorder.see(data)
 
     # -- the room ---------------------------------------------------------------------------------
 
@@ -212,15 +216,7 @@ class RoomSimulation:
             )
             for i, (placed, cue) in enumerate(zip(self._cues, self.scenario.user, strict=True))
         ]
-        return SimulationResult(
-            self._runner.engine,
-            self._mic.samples,
-            self._speaker,
-            cues,
-            list(self._runner.notices),
-            self._requests.requests,
-            self._events,
-        )
+        return SimulationResult(self._recorder, self._mic.samples, self._speaker, cues, self._events)
 
     def _tick(self) -> None:
         t = self._clock

@@ -98,7 +98,7 @@ def run_scenario(
 
 
 def write_outputs(result: SimulationResult, out: Path) -> dict[str, Any]:
-    report = build_report(result)
+    report = build_report(result.recorder, result.cues)
     (out / "report.json").write_text(
         json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
