@@ -276,7 +276,7 @@ class ActionRunner:
         self._log_listeners: list[LogListener] = []
         self._end_of_turn = end_of_turn
         self._clock = 0  # end of the last mic block fed: when notices are said
-        self._audio = _TurnAudio()
+        self._audio = _PlayedSoFar()
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
@@ -362,7 +362,7 @@ class ActionRunner:
         if audio.turn != turn:
             if played <= 0:
                 return
-            self._audio = audio = _TurnAudio(turn)
+            self._audio = audio = _PlayedSoFar(turn)
             self.events.publish(OutputAudioStarted(turn, self._seconds(clock - played)))
         if played > audio.played:
             audio.last_clock = clock
@@ -373,7 +373,7 @@ class ActionRunner:
         audio = self._audio
         if audio.turn is not None and self.engine.active_turn != audio.turn:
             self.events.publish(OutputAudioStopped(audio.turn, self._seconds(audio.last_clock)))
-            self._audio = _TurnAudio()
+            self._audio = _PlayedSoFar()
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
@@ -446,7 +446,7 @@ class ActionRunner:
 
 
 @dataclass
-class _TurnAudio:
+class _PlayedSoFar:
     """How far the reply audio of the turn that last played got (samples of it played, and by when)."""
 
     turn: int | None = None
