@@ -54,8 +54,8 @@ from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_c
 from voice.client_events import Failure, StreamEvent
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
-from voice.engine.engine import Engine, Phase
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
+from voice.recorder import Recorder
 from voice.runtime import ChatModelThinker, Work
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
@@ -145,9 +145,10 @@ class Played:
 
 @dataclass
 class Script:
-    """Plays the user's WAVs at the right moments, judged from the engine between mic blocks."""
+    """Plays the user's WAVs at the right moments, judged from the stream (recorded) between mic blocks."""
 
     talk: DeviceConversation
+    recorder: Recorder
     quiet_s: float
     interruptions: int
     after_s: float
@@ -165,37 +166,33 @@ class Script:
     output_ahead: dict[int, int] = field(default_factory=dict)
     reported: int = -1  # start sample of the last utterance printed as progress
 
-    @property
-    def engine(self) -> Engine:
-        return self.talk.runner.engine
-
     def play(self, wav: str, phase: str, interruption: bool) -> None:
         self.player = subprocess.Popen(["paplay", str(AUDIO / wav)], env=self.env)
         self.played.append(Played(wav, phase, self.talk.clock, interruption))
         self.last_play = time.monotonic()
         self.idle_since = None
         count = sum(p.interruption for p in self.played)
-        print(f"  {time.monotonic() - self.began:6.1f}s {phase}: {wav} (turns {turns_so_far(self.engine)},"
+        print(f"  {time.monotonic() - self.began:6.1f}s {phase}: {wav} (turns {turns_so_far(self.recorder)},"
               f" interruptions {count})", file=sys.stderr, flush=True)  # fmt: skip
 
     def tick(self) -> None:
         now = time.monotonic()
-        for turn in self.engine.turns:
+        for turn in self.recorder.turns.values():
             self.turn_clock.setdefault(turn.turn, self.talk.clock)
-            if turn.audio_start is not None and turn.turn not in self.output_ahead:
-                self.output_ahead[turn.turn] = turn.audio_start - self.talk.clock
-        for speech in self.engine.speech:  # the latest records: follow them by their start
-            if speech.start <= self.reported or speech.transcript is None:
+            if turn.audio_start_s is not None and turn.turn not in self.output_ahead:
+                self.output_ahead[turn.turn] = samples(turn.audio_start_s) - self.talk.clock
+        for speech in self.recorder.speech:  # follow them by their start
+            start = samples(speech.start_s)
+            if start <= self.reported or speech.transcript is None or speech.end_s is None:
                 continue
-            self.reported = speech.start
-            at, voiced = speech.start / ENGINE_RATE, (speech.end - speech.start) / ENGINE_RATE
+            self.reported = start
+            at, voiced = speech.start_s, speech.end_s - speech.start_s
             counters = self.talk.device_counters()
             line = f"heard {speech.transcript!r} at {at:.2f}s, voiced {voiced:.2f}s; {counters}"
             print(f"  {now - self.began:6.1f}s {line}", file=sys.stderr, flush=True)
         if self.player is not None and self.player.poll() is None:
             return
-        engine = self.engine
-        idle = engine.active_turn is None and engine.phase is Phase.LISTENING
+        idle = self.talk.runner.state == "listening"
         self.idle_since = (self.idle_since or now) if idle else None
         rested = self.idle_since is not None and now - self.idle_since >= IDLE_BEFORE_NEXT_S
         stuck = now - self.last_play >= STUCK_S
@@ -210,14 +207,14 @@ class Script:
         if rested or stuck:
             self.play(QUESTIONS[questions % len(QUESTIONS)], phase, interruption=False)
             return
-        turn = engine.turns[-1] if engine.turns else None
+        turn = max(self.recorder.turns.values(), key=lambda t: t.turn, default=None)
         if (
             phase == "interruptions"
             and turn is not None
-            and turn.turn == engine.active_turn
+            and not turn.ended
             and turn.turn != self.interrupted_turn
             and turn.turn in self.output_ahead
-            and self.talk.clock - mic_clock(self, turn.turn, turn.audio_start) >= self.after_s * ENGINE_RATE
+            and self.talk.clock - mic_clock(self, turn.turn, turn.audio_start_s) >= self.after_s * ENGINE_RATE
             and self.played[-1].phase == "interruptions"  # not a quiet-phase story still playing
             and not self.played[-1].interruption
         ):
@@ -226,14 +223,18 @@ class Script:
             self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
 
 
-def mic_clock(script: Script, turn: int, output_sample: int | None) -> int:
-    """An output-clock sample of ``turn`` placed on the mic's clock (to the block it was first seen)."""
-    return (output_sample or 0) - script.output_ahead.get(turn, 0)
+def samples(seconds: float) -> int:
+    return round(seconds * ENGINE_RATE)
 
 
-def turns_so_far(engine: Engine) -> int:
-    """Requests made so far (turns count from 1; the engine keeps only its latest records)."""
-    return engine.turns[-1].turn if engine.turns else 0
+def mic_clock(script: Script, turn: int, output_s: float | None) -> int:
+    """An output-clock time of ``turn`` placed on the mic's clock (to the block it was first seen)."""
+    return samples(output_s or 0.0) - script.output_ahead.get(turn, 0)
+
+
+def turns_so_far(recorder: Recorder) -> int:
+    """Requests made so far (turns count from 1)."""
+    return max(recorder.turns, default=0)
 
 
 def block_summary(block_ms: Samples) -> dict[str, float]:
@@ -292,7 +293,9 @@ def summary(values: list[float]) -> dict[str, Any]:
 
 
 def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str, str]) -> dict[str, Any]:
-    engine, rate = script.engine, ENGINE_RATE
+    recorder, rate = script.recorder, ENGINE_RATE
+    utterances = [(samples(s.start_s), s.transcript) for s in recorder.utterances()]
+    all_turns = recorder.answered()
 
     def span(play: Played) -> tuple[int, int]:
         """Mic clock samples while the WAV could be heard (half a second of slack at the end)."""
@@ -304,15 +307,15 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
 
     delays = []  # paplay launch + the WAV's speech start → the VAD's onset, on the quiet questions
     for play in (p for p in script.played if p.phase == "quiet"):
-        starts = [s.start for s in engine.speech if during(play, s.start)]
+        starts = [start for start, _ in utterances if during(play, start)]
         if starts:
             delays.append(starts[0] - play.clock - manifest[play.wav]["start_s"] * rate)
     delay = statistics.median(delays) if delays else 0.0
     rows = []
     for play in (p for p in script.played if p.interruption):
-        heard = " ".join(s.transcript or "" for s in engine.speech if during(play, s.start)).strip()
+        heard = " ".join(text or "" for start, text in utterances if during(play, start)).strip()
         onset = play.clock + manifest[play.wav]["start_s"] * rate + delay
-        cut = [mic_clock(script, t.turn, t.audio_end) for t in engine.turns if t.interrupted and t.audio_end]
+        cut = [mic_clock(script, t.turn, t.audio_end_s) for t in all_turns if t.interrupted and t.audio_end_s]
         ends = [end for end in cut if during(play, end)]
         text = manifest[play.wav]["text"]
         rows.append({
@@ -327,13 +330,13 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             continue
         first, later = plays[0].clock, [p.clock for p in script.played if p.clock > plays[-1].clock]
         last = later[0] if later else script.talk.clock
-        turns = [t for t in engine.turns if first <= script.turn_clock[t.turn] < last]
+        turns = [t for t in all_turns if first <= script.turn_clock[t.turn] < last]
         # a cut with no WAV playing when it happened is the assistant stopping on its own voice
         selfcut = [
             t
             for t in turns
             if t.interrupted
-            and not any(during(p, mic_clock(script, t.turn, t.audio_end)) for p in script.played)
+            and not any(during(p, mic_clock(script, t.turn, t.audio_end_s)) for p in script.played)
         ]
         by_phase[phase] = {
             "seconds": round((last - first) / rate, 1),
@@ -347,13 +350,13 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             else 0,
             "false_barge_ins": sum(t.false_barge_ins for t in turns),
         }
-    unprompted = [s.transcript for s in engine.speech if not any(during(p, s.start) for p in script.played)]
+    unprompted = [text for start, text in utterances if not any(during(p, start) for p in script.played)]
     reactions = [r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]
     return {
         "phases": by_phase,
-        "turns": turns_so_far(engine),
+        "turns": turns_so_far(recorder),
         "expected_turns": len(script.played),
-        "turns_per_expected": round(turns_so_far(engine) / max(1, len(script.played)), 2),
+        "turns_per_expected": round(turns_so_far(recorder) / max(1, len(script.played)), 2),
         "interruptions_played": len(rows),
         "interruption_wer": round(statistics.fmean(r["wer"] for r in rows), 3) if rows else None,
         "interruption_wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3) if rows else None,
@@ -389,6 +392,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         )
         script = Script(
             talk,
+            Recorder.following(talk.runner),
             args.quiet_minutes * 60,
             args.interruptions,
             args.after_s,
