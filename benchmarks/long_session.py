@@ -216,14 +216,11 @@ def structures(session: Session) -> dict[str, int]:
     """Every collection a long session could grow, reached through the objects that own it."""
     engine, conversation, runner = session.engine, session.engine.conversation, session.runner
     return {
-        "engine.turns": len(engine.turns),
-        "engine.speech": len(engine.speech),
-        "engine.utterances_awaited": len(engine.utterances._record_of),
+        "engine.utterances_awaited": engine.utterances.transcribing,
         "engine.early_transcripts": len(engine.utterances._early),
         "engine.held_inputs": len(engine.held),
         "conversation.history": len(conversation.history),
         "conversation.seen_ids": len(conversation._seen_ids),
-        "runner.notices": len(runner.notices),
         "runner.asr_queued": len(runner._asr_queued),
         "runner.asr_dropped": len(runner._asr_dropped),
         "buffer.runs": len(session.buffer._runs),
