@@ -105,7 +105,29 @@ def test_speech_over_the_reply_that_lets_it_go_on_is_a_false_alarm_not_a_barge_i
 
     (turn,) = recorder.answered()
     assert (turn.barge_in_s, turn.false_barge_ins) == (None, 1)
-    assert [s.transcript for s in recorder.utterances()] == [""]  # a cough gives no input
+
+
+def test_an_utterance_that_gave_no_input_has_no_words_once_nothing_is_left_to_transcribe() -> None:
+    knock_then_question = [
+        {"type": "input.speech_started", "t": 1.0},
+        {"type": "input.speech_stopped", "t": 1.2},
+        state("thinking", 1.2),
+        {"type": "input.speech_started", "t": 1.5},
+        {"type": "input.speech_stopped", "t": 3.0},
+    ]
+    question = {"type": "input.transcript", "id": "speech-1", "text": QUESTION, "merged": None, "t": 3.1}
+    cough = [
+        {"type": "input.speech_started", "t": 5.0},
+        {"type": "input.speech_stopped", "t": 5.2},
+    ]
+
+    waiting = record(knock_then_question, [])
+    answered = record([*knock_then_question, question, *cough], [])
+    listening = record([*knock_then_question, question, *cough, state("listening", 5.4)], [])
+
+    assert [s.transcript for s in waiting.utterances()] == [None, None]  # both may still come
+    assert [s.transcript for s in answered.utterances()] == ["", QUESTION, None]
+    assert [s.transcript for s in listening.utterances()] == ["", QUESTION, ""]
 
 
 def test_a_request_the_user_talked_past_at_a_pause_is_discarded_not_answered() -> None:

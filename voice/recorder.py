@@ -66,7 +66,7 @@ class RecordedSpeech:
     """One user utterance as the stream told it: when it began and ended, and the words taken from it.
 
     ``transcript`` is the text the utterance gave as input; empty when it gave none (noise, the
-    assistant's own echo, a failed transcription), None while it has not ended.
+    assistant's own echo, a failed transcription), None while its transcript may still come.
     """
 
     start_s: float
@@ -196,7 +196,10 @@ class Recorder:
             self.notices.append(str(event["text"]))
 
     def _state_changed(self, state: str) -> None:
-        """The reply is audible again after speech paused it: that speech was not the user cutting in."""
+        """Listening again means no transcript is due; the reply audible again after speech paused it
+        means that speech was not the user cutting in."""
+        if state == "listening":
+            self._no_words_before(len(self.speech))
         if state == "speaking" and self._candidate is not None:
             recorded = self._turn(self._candidate)
             recorded.false_barge_ins += 1
@@ -218,11 +221,19 @@ class Recorder:
         return self.speech[-1] if self.speech and self.speech[-1].end_s is None else None
 
     def _transcribed(self, text: str) -> None:
-        """Spoken input belongs to the latest utterance that ended without words yet."""
-        for speech in reversed(self.speech):
-            if speech.end_s is not None and not speech.transcript:
+        """Spoken input belongs to the latest utterance that ended with its transcript still due;
+        transcripts come in order, so the ones before it gave no input."""
+        for index in range(len(self.speech) - 1, -1, -1):
+            speech = self.speech[index]
+            if speech.end_s is not None and speech.transcript is None:
                 speech.transcript = text
+                self._no_words_before(index)
                 return
+
+    def _no_words_before(self, index: int) -> None:
+        for speech in self.speech[:index]:
+            if speech.end_s is not None and speech.transcript is None:
+                speech.transcript = ""
 
     def _done(self, turn: int, text: str, metrics: dict[str, float]) -> None:
         recorded = self._turn(turn)
@@ -242,10 +253,8 @@ class Recorder:
         return [turn for _, turn in sorted(self.turns.items()) if turn.discarded]
 
     def utterances(self) -> list[RecordedSpeech]:
-        """The utterances that ended; one that gave no input has an empty transcript."""
-        return [
-            RecordedSpeech(s.start_s, s.end_s, s.transcript or "") for s in self.speech if s.end_s is not None
-        ]
+        """The utterances that ended."""
+        return [speech for speech in self.speech if speech.end_s is not None]
 
 
 def record(events: Iterable[dict[str, Any]], log_records: Iterable[LogRecord]) -> Recorder:
