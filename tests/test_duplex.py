@@ -17,6 +17,7 @@ from voice.audio.wav import read_wav
 from voice.duplex import Duplex, EchoPath
 from voice.engine.engine import Engine
 from voice.engine.inputs import LlmDone, LlmText
+from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
 
 OUTPUT_START = 48_000  # the speaker's clock started three seconds before the mic's
@@ -63,6 +64,7 @@ def test_the_engine_hears_the_reply_on_the_output_clock_latency_included() -> No
     thinker = RecordingThinker()
     buffer = PlaybackBuffer(ENGINE_RATE, start=OUTPUT_START)
     runner = ActionRunner(engine, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False), buffer)
+    recorder = Recorder.following(runner)
     duplex = Duplex(runner, EchoPath(None, EchoReference()))
     mic, speaker = SilentMicrophone(), PullingSpeaker(buffer)
     question = np.concatenate(
@@ -85,8 +87,12 @@ def test_the_engine_hears_the_reply_on_the_output_clock_latency_included() -> No
     for _ in range(3 * 4_000 // BLOCK + LATENCY // BLOCK + 2):
         step(np.zeros(BLOCK, np.float32))
 
-    (turn,) = engine.turns
+    (turn,) = recorder.answered()
     assert speaker.first_sound is not None
     assert turn.spoken == "Dry and bright."
-    assert turn.audio_start == speaker.first_sound + LATENCY
-    assert turn.audio_end == speaker.first_sound + 3 * 4_000 + LATENCY
+    assert turn.audio_start_s == seconds(speaker.first_sound + LATENCY)
+    assert turn.audio_end_s == seconds(speaker.first_sound + 3 * 4_000 + LATENCY)
+
+
+def seconds(sample: int) -> float:
+    return round(sample / ENGINE_RATE, 3)
