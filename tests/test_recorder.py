@@ -21,7 +21,18 @@ from voice.conversation.log_records import (
 )
 from voice.conversation.session_log import SessionLog
 from voice.errors import SessionLogError
-from voice.recorder import Recorder, record
+from voice.recorder import Recorder
+
+
+def record(events: list[dict[str, Any]], log_records: list[LogRecord]) -> Recorder:
+    """A recorder fed ``log_records`` and ``events`` (client JSON), each in order."""
+    recorder = Recorder()
+    for logged in log_records:
+        recorder.note(logged)
+    for event in events:
+        recorder.see(event)
+    return recorder
+
 
 QUESTION = "What will the weather be like tomorrow?"
 REPLY = "Tomorrow starts dry, then rain moves in from the west."
@@ -100,11 +111,16 @@ def test_speech_over_the_reply_that_lets_it_go_on_is_a_false_alarm_not_a_barge_i
         {"type": "response.resumed", "turn": 1, "t": 3.3},
         state("speaking", 3.3),
     ]
+    done = {"type": "response.done", "turn": 1, "text": REPLY, "t": 6.0}
+    measured = {"voice_to_voice_ms": 640.0, "false_barge_ins": 1}
+    log: list[LogRecord] = [InputReceived(QUESTION, "speech-1"), TurnStarted(1)]
 
-    recorder = record(cough, [InputReceived(QUESTION, "speech-1"), TurnStarted(1)])
+    (paused_then_on,) = record(cough, log).answered()
+    (played_out,) = record([*cough, done | {"metrics": measured}], log).answered()
 
-    (turn,) = recorder.answered()
-    assert (turn.barge_in_s, turn.false_barge_ins) == (None, 1)
+    assert (paused_then_on.barge_in_s, paused_then_on.false_barge_ins) == (None, 1)
+    assert (played_out.spoken, played_out.false_barge_ins) == (REPLY, 1)  # counted once
+    assert played_out.metrics["voice_to_voice_ms"] == 640.0
 
 
 def test_an_utterance_that_gave_no_input_has_no_words_once_nothing_is_left_to_transcribe() -> None:

@@ -9,7 +9,6 @@ the user spoke and the words taken as their input. It never looks inside the eng
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -255,13 +254,3 @@ class Recorder:
     def utterances(self) -> list[RecordedSpeech]:
         """The utterances that ended."""
         return [speech for speech in self.speech if speech.end_s is not None]
-
-
-def record(events: Iterable[dict[str, Any]], log_records: Iterable[LogRecord]) -> Recorder:
-    """A recorder fed ``events`` (client JSON) and ``log_records``, each in order."""
-    recorder = Recorder()
-    for logged in log_records:
-        recorder.note(logged)
-    for event in events:
-        recorder.see(event)
-    return recorder
