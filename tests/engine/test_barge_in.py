@@ -19,6 +19,7 @@ from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
 from voice.engine.engine import Engine, Phase
 from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
+from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
 
 FADE = 80  # the buffer's 5 ms fade on pause and stop
@@ -63,6 +64,7 @@ class Speaker:
         self.runner = ActionRunner(
             Engine(self.vad), self.transcriber, EvenSynthesizer(), self.thinker, Work(False), self.buffer
         )
+        self.recorder = Recorder.following(self.runner)  # what a client sees of it
         self.clock = 0
 
     def block(self, *events: VoiceStarted | VoiceEnded) -> Samples:
@@ -107,7 +109,8 @@ def test_speech_over_the_reply_silences_the_speaker_until_a_knock_is_judged_not_
 
     assert not during[FADE:].any()  # paused at the onset, before any transcript
     assert speaker.block().any()  # the knock was no words: the reply goes on
-    assert not speaker.runner.engine.turns[0].interrupted
+    assert not speaker.recorder.turns[1].interrupted
+    assert speaker.recorder.turns[1].false_barge_ins == 1
 
 
 def test_the_users_words_over_the_reply_stop_it_for_good() -> None:
@@ -116,7 +119,8 @@ def test_the_users_words_over_the_reply_stop_it_for_good() -> None:
     speaker.utterance("Sorry, I meant on Sunday.")
 
     assert not any(speaker.block().any() for _ in range(20))
-    assert speaker.runner.engine.turns[0].interrupted
+    assert speaker.recorder.turns[1].interrupted
+    assert speaker.recorder.turns[1].barge_in_s is not None
     assert speaker.thinker.sent[-1].items[-1].text == "Sorry, I meant on Sunday."  # type: ignore[union-attr]
 
 
