@@ -134,6 +134,29 @@ def test_the_stream_hears_when_a_reply_began_to_play_and_where_its_audio_stopped
     ]
 
 
+def test_a_new_conversation_cuts_the_turn_in_flight_and_goes_on_in_a_fresh_log(tmp_path: Path) -> None:
+    thinker = RecordingThinker()
+    runner, old_log, recorder = make_runner(
+        tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False)
+    )
+    speak_question(runner)
+    runner.feed(LlmText(1, "Tomorrow starts dry."))
+
+    new_log = SessionLog.create(tmp_path / "next.jsonl")
+    runner.new_conversation(new_log)
+    runner.feed(TextInput("And on Sunday?", "in-1"))
+    new_log.close()
+
+    assert runner.session_log is new_log
+    assert logged_types(old_log.path)[-1] == "turn_end"  # the old log has the cut, closed
+    assert [request.turn for request in thinker.sent] == [1, 2]  # turns number on
+    assert thinker.sent[1].items == (UserText("And on Sunday?"),)
+    assert runner.history() == (UserText("And on Sunday?"),)
+    assert runner.inputs_taken == 1
+    assert "turn_start" in logged_types(tmp_path / "next.jsonl")
+    assert recorder.turns[1].interrupted
+
+
 # -- work that fails: every failure reaches the engine, nothing waits forever ---------------------
 
 
@@ -306,26 +329,3 @@ def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quie
     tick(VoiceEnded(clock, utterance()))  # said while that turn is in flight
 
     assert transcriber.over_reply == [False, True]
-
-
-def test_a_new_conversation_cuts_the_turn_in_flight_and_goes_on_in_a_fresh_log(tmp_path: Path) -> None:
-    thinker = RecordingThinker()
-    runner, old_log, recorder = make_runner(
-        tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False)
-    )
-    speak_question(runner)
-    runner.feed(LlmText(1, "Tomorrow starts dry."))
-
-    new_log = SessionLog.create(tmp_path / "next.jsonl")
-    runner.new_conversation(new_log)
-    runner.feed(TextInput("And on Sunday?", "in-1"))
-    new_log.close()
-
-    assert runner.session_log is new_log
-    assert logged_types(old_log.path)[-1] == "turn_end"  # the old log has the cut, closed
-    assert [request.turn for request in thinker.sent] == [1, 2]  # turns number on
-    assert thinker.sent[1].items == (UserText("And on Sunday?"),)
-    assert runner.history() == (UserText("And on Sunday?"),)
-    assert runner.inputs_taken == 1
-    assert "turn_start" in logged_types(tmp_path / "next.jsonl")
-    assert recorder.turns[1].interrupted

@@ -268,6 +268,8 @@ class ActionRunner:
         self.engine = engine
         self.buffer = buffer
         self.events = EventStream()  # what happens, for every consumer (docs/architecture.md §7)
+        self._clock = 0  # end of the last mic block fed: when notices are said
+        self._audio = _PlayedSoFar()
         self._transcriber = transcriber
         self._synthesizer = synthesizer
         self._thinker = thinker
@@ -275,8 +277,6 @@ class ActionRunner:
         self._session_log = session_log
         self._log_listeners: list[LogListener] = []
         self._end_of_turn = end_of_turn
-        self._clock = 0  # end of the last mic block fed: when notices are said
-        self._audio = _PlayedSoFar()
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
         self._asr_queued: set[int] = set()
         self._asr_dropped: set[int] = set()
