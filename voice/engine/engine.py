@@ -572,13 +572,11 @@ class Engine:
         self._turn = turn
         self._tell(ResponseCreated(turn.number, self._now()))
         actions: list[EngineAction] = [SendRequest(request)]
-        if self.phase in _USER_TALKING or turn.early is not None:  # hold the reply until we know
+        talking = self.phase in _USER_TALKING
+        if talking or turn.early is not None:  # hold the reply until we know
             turn.paused = True
             actions.append(PausePlayback(turn.number))
-        if self.phase in _USER_TALKING:
-            self._enter(Phase.PAUSED)
-        else:
-            self._enter(Phase.THINKING if turn.early is None else Phase.HOLDING)
+        self._enter(Phase.PAUSED if talking else Phase.THINKING if turn.early is None else Phase.HOLDING)
         return actions
 
     def _enter_without_turn(self) -> None:
