@@ -20,11 +20,11 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,
     DEFAULT_QUIET,
-    SpeechEnded,
-    SpeechPaused,
-    SpeechStarted,
     VadEvent,
     VoiceActivityDetector,
+    VoiceEnded,
+    VoicePaused,
+    VoiceStarted,
 )
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
@@ -32,7 +32,7 @@ from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import LlmDone, LlmFailed, LlmText, MicAudio
+from voice.engine.inputs import LlmDone, LlmFailed, LlmText, MicAudio
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
@@ -45,7 +45,7 @@ BLOCK = 320
 
 class OneAnswerTranscriber:
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         return Transcript("What will the weather be like tomorrow?")
 
@@ -108,7 +108,7 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
 
 class BrokenTranscriber:
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         raise RuntimeError("CTranslate2 ran out of memory")
 
@@ -200,7 +200,7 @@ class GatedTranscriber:
         self.lengths: list[int] = []
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         self.lengths.append(audio.frames)
         self.release.wait(timeout=30)
@@ -220,9 +220,9 @@ def test_an_early_transcription_the_user_talked_past_never_runs_if_still_queued(
         vad.next_events = list(events)
         runner.feed(MicAudio(silence))
 
-    tick(SpeechStarted(0))
+    tick(VoiceStarted(0))
     for offers in range(1, 4):  # three pauses, each a longer utterance; the user goes on after each
-        tick(SpeechPaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
+        tick(VoicePaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
     transcriber.release.set()
     answered = [work.inbox.get(timeout=30), work.inbox.get(timeout=30)]
     work.close()
@@ -235,13 +235,13 @@ class CarefulnessNotingTranscriber:
     """Notes, call by call, whether the runner asked for the careful path (speech over a reply)."""
 
     def __init__(self) -> None:
-        self.over_echo: list[bool] = []
+        self.over_reply: list[bool] = []
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
-        self.over_echo.append(over_echo)
-        return Transcript("What will the weather be like tomorrow?" if len(self.over_echo) == 1 else "")
+        self.over_reply.append(over_reply)
+        return Transcript("What will the weather be like tomorrow?" if len(self.over_reply) == 1 else "")
 
 
 def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quiet_quickly() -> None:
@@ -266,9 +266,9 @@ def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quie
     def utterance() -> AudioBlock:
         return AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)
 
-    tick(SpeechStarted(clock))
-    tick(SpeechEnded(clock, utterance()))  # the question: a turn starts
-    tick(SpeechStarted(clock))
-    tick(SpeechEnded(clock, utterance()))  # said while that turn is in flight
+    tick(VoiceStarted(clock))
+    tick(VoiceEnded(clock, utterance()))  # the question: a turn starts
+    tick(VoiceStarted(clock))
+    tick(VoiceEnded(clock, utterance()))  # said while that turn is in flight
 
-    assert transcriber.over_echo == [False, True]
+    assert transcriber.over_reply == [False, True]

@@ -35,7 +35,7 @@ class Heard:
         self._words = words
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         self.audio.append(audio)
         return Transcript("Sorry, I meant on Sunday.", self._words)

@@ -47,7 +47,7 @@ class OpenAITranscriber:
         self._endpoint.close()
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         if audio.rate != ENGINE_RATE or audio.channels != 1:
             raise AudioError(

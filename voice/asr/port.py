@@ -28,10 +28,10 @@ class Transcript:
 class Transcriber(Protocol):
     """Turns one utterance (mono float32 at ENGINE_RATE) into text; called from a worker thread.
 
-    ``over_echo``: the assistant's own voice may be in the audio (a user cutting in over its reply), so
+    ``over_reply``: the assistant's own voice may be in the audio (a user cutting in over its reply), so
     the transcriber should take its most careful path (whisper decodes its full 30 s window).
     """
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript: ...

@@ -83,7 +83,7 @@ class WhisperTranscriber:
         self.transcribe(AudioBlock(np.zeros(int(_WARM_UP_S * ENGINE_RATE), dtype=np.float32), ENGINE_RATE))
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
 
@@ -96,7 +96,7 @@ class WhisperTranscriber:
         if audio.frames == 0:
             return Transcript("")
         try:
-            if self._short is not None and not word_timings and not over_echo:
+            if self._short is not None and not word_timings and not over_reply:
                 text = self._short.decode(audio.samples)
                 if text is not None:
                     return Transcript(text)

@@ -24,7 +24,7 @@ _CHUNK_SAMPLES = 1024  # what Wyoming satellites send: 64 ms at 16 kHz
 class WyomingTranscriber:
     """Sends each utterance to ``link``'s server; ``model`` and ``language`` go in ``transcribe`` if given.
 
-    Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_echo`` is the
+    Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_reply`` is the
     server's business (it decodes how it decodes).
     """
 
@@ -46,7 +46,7 @@ class WyomingTranscriber:
         """Nothing to release: every call opens and closes its own connection."""
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         if audio.rate != ENGINE_RATE or audio.channels != 1:
             raise AudioError(

@@ -49,7 +49,7 @@ class NoMicrophone:
     """The transcriber of a kiosk without a microphone: the silent mic never gives it speech."""
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
         raise DeviceError("--audio none has no microphone to transcribe")
 

@@ -62,9 +62,9 @@ class WakeGate:
         self._sleep = sleep
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
     ) -> Transcript:
-        transcript = self._inner.transcribe(audio, word_timings=word_timings, over_echo=over_echo)
+        transcript = self._inner.transcribe(audio, word_timings=word_timings, over_reply=over_reply)
         if not self._sleep.asleep:
             return transcript
         rest = after_phrase(transcript.text, self._phrase)

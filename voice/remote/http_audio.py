@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import httpx
 
 from voice.llm.errors import Dispatch, ErrorCode
-from voice.llm.failures import Phase, classify_status, redact_url, transport_error
+from voice.llm.failures import RequestStage, classify_status, redact_url, transport_error
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
 
 
@@ -51,12 +51,12 @@ class AudioEndpoint:
         Every httpx failure, while sending or while the caller reads the body, leaves as a
         :class:`SpeechServerError`.
         """
-        phase = Phase.REQUESTING
+        phase = RequestStage.REQUESTING
         try:
             with self._client.stream("POST", self.url, **content) as response:  # type: ignore[arg-type]
                 if response.status_code != 200:
                     raise self._status_error(response)
-                phase = Phase.STREAMING
+                phase = RequestStage.STREAMING
                 yield response
         except httpx.HTTPError as exc:
             error = transport_error(exc, phase, self.url, self.idle_timeout_s)
