@@ -19,6 +19,7 @@ from voice.audio.asr_signal import (
 )
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.linear_echo import SpeexEchoCanceller
+from voice.cancel import CancelToken
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -35,7 +36,12 @@ class Heard:
         self._words = words
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_echo: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         self.audio.append(audio)
         return Transcript("Sorry, I meant on Sunday.", self._words)
