@@ -82,12 +82,12 @@ class TimedTranscriber:
         self._inner, self._timers = inner, timers
 
     def transcribe(
-        self, audio: AudioBlock, word_timings: bool = False, over_echo: bool = False, cancel: Any = None
+        self, audio: AudioBlock, word_timings: bool = False, over_reply: bool = False, cancel: Any = None
     ) -> Any:
         started = time.monotonic()
         try:
-            # a tree older than over_echo or cancel (--against) is never asked them
-            hint = {"over_echo": True} if over_echo else {}
+            # a tree older than over_reply or cancel (--against) is never asked them
+            hint = {"over_reply": True} if over_reply else {}
             if cancel is not None:
                 hint["cancel"] = cancel
             return self._inner.transcribe(audio, word_timings=word_timings, **hint)

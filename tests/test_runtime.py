@@ -20,11 +20,11 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,
     DEFAULT_QUIET,
-    SpeechEnded,
-    SpeechPaused,
-    SpeechStarted,
     VadEvent,
     VoiceActivityDetector,
+    VoiceEnded,
+    VoicePaused,
+    VoiceStarted,
 )
 from voice.audio.wav import read_wav
 from voice.cancel import INTERRUPTED, CancelToken
@@ -32,7 +32,7 @@ from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import LlmDone, LlmFailed, LlmText, MicAudio
+from voice.engine.inputs import LlmDone, LlmFailed, LlmText, MicAudio
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
@@ -49,7 +49,7 @@ class OneAnswerTranscriber:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript("What will the weather be like tomorrow?")
@@ -117,7 +117,7 @@ class BrokenTranscriber:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         raise RuntimeError("CTranslate2 ran out of memory")
@@ -216,7 +216,7 @@ class GatedTranscriber:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         self.lengths.append(audio.frames)
@@ -239,9 +239,9 @@ def test_an_early_transcription_the_user_talked_past_is_abandoned_or_never_runs(
         vad.next_events = list(events)
         runner.feed(MicAudio(silence))
 
-    tick(SpeechStarted(0))
+    tick(VoiceStarted(0))
     for offers in range(1, 4):  # three pauses, each a longer utterance; the user goes on after each
-        tick(SpeechPaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
+        tick(VoicePaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
         assert transcriber.started.wait(timeout=30)  # the first offer is being transcribed from here on
     first = transcriber.cancels[0]
     assert first is not None
@@ -259,18 +259,18 @@ class CarefulnessNotingTranscriber:
     """Notes, call by call, whether the runner asked for the careful path (speech over a reply)."""
 
     def __init__(self) -> None:
-        self.over_echo: list[bool] = []
+        self.over_reply: list[bool] = []
 
     def transcribe(
         self,
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
-        self.over_echo.append(over_echo)
-        return Transcript("What will the weather be like tomorrow?" if len(self.over_echo) == 1 else "")
+        self.over_reply.append(over_reply)
+        return Transcript("What will the weather be like tomorrow?" if len(self.over_reply) == 1 else "")
 
 
 def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quiet_quickly() -> None:
@@ -295,12 +295,12 @@ def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quie
     def utterance() -> AudioBlock:
         return AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)
 
-    tick(SpeechStarted(clock))
-    tick(SpeechEnded(clock, utterance()))  # the question: a turn starts
-    tick(SpeechStarted(clock))
-    tick(SpeechEnded(clock, utterance()))  # said while that turn is in flight
+    tick(VoiceStarted(clock))
+    tick(VoiceEnded(clock, utterance()))  # the question: a turn starts
+    tick(VoiceStarted(clock))
+    tick(VoiceEnded(clock, utterance()))  # said while that turn is in flight
 
-    assert transcriber.over_echo == [False, True]
+    assert transcriber.over_reply == [False, True]
 
 
 class ServerLikeSynthesizer:
@@ -336,8 +336,8 @@ def test_a_reply_cut_while_its_voice_is_speaking_abandons_the_call_and_skips_que
 
     def utterance() -> None:
         started = clock
-        tick(SpeechStarted(started))
-        tick(SpeechEnded(clock, AudioBlock(np.zeros(clock - started, np.float32), ENGINE_RATE, started)))
+        tick(VoiceStarted(started))
+        tick(VoiceEnded(clock, AudioBlock(np.zeros(clock - started, np.float32), ENGINE_RATE, started)))
         runner.feed(work.inbox.get(timeout=30))  # its transcript
 
     utterance()

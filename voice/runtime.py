@@ -37,11 +37,11 @@ from voice.engine.actions import (
     Transcribe,
 )
 from voice.engine.engine import Engine
-from voice.engine.events import (
+from voice.engine.inputs import (
     AudioPlayed,
-    EngineEvent,
+    EngineInput,
+    FailedOutsideTurn,
     LlmFailed,
-    PartFailed,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -50,14 +50,14 @@ from voice.engine.events import (
     TurnEndJudged,
 )
 from voice.engine.llm_bridge import stream_turn
-from voice.events import EventStream
+from voice.event_stream import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.remote.errors import SpeechServerError
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
-Failure = Callable[[Exception], Iterable[EngineEvent]]
+FailureHandler = Callable[[Exception], Iterable[EngineInput]]
 
 
 NOTICES_KEPT = 100
@@ -90,14 +90,14 @@ class Work:
     def __init__(self, threaded: bool, clock: Clock | None = None) -> None:
         self.threaded = threaded
         self.clock = clock
-        self.inbox: queue.SimpleQueue[EngineEvent] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[EngineInput] = queue.SimpleQueue()
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
     def run(
         self,
         kind: str,
-        produce: Callable[[], Iterable[EngineEvent]],
-        failed: Failure,
+        produce: Callable[[], Iterable[EngineInput]],
+        failed: FailureHandler,
         *,
         waits: bool = False,
     ) -> None:
@@ -112,7 +112,7 @@ class Work:
             pool = self._pools[kind] = ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}")
         pool.submit(self._deliver, produce, failed)
 
-    def _deliver(self, produce: Callable[[], Iterable[EngineEvent]], failed: Failure) -> None:
+    def _deliver(self, produce: Callable[[], Iterable[EngineInput]], failed: FailureHandler) -> None:
         try:
             for event in produce():
                 self.inbox.put(event)
@@ -120,7 +120,7 @@ class Work:
             for event in failed(exc):
                 self.inbox.put(event)
 
-    def drain(self) -> Iterator[EngineEvent]:
+    def drain(self) -> Iterator[EngineInput]:
         while True:
             try:
                 yield self.inbox.get_nowait()
@@ -183,7 +183,7 @@ class ChatModelThinker:
         with self._lock:
             self._tokens[request.turn] = token
 
-        def produce() -> Iterator[EngineEvent]:
+        def produce() -> Iterator[EngineInput]:
             try:
                 if delay_s and self._wait(delay_s, token):
                     return  # cancelled while waiting to retry
@@ -193,7 +193,7 @@ class ChatModelThinker:
                     if self._tokens.get(request.turn) is token:
                         del self._tokens[request.turn]
 
-        def failed(exc: Exception) -> list[EngineEvent]:
+        def failed(exc: Exception) -> list[EngineInput]:
             if token.cancelled:
                 return []
             error = LLMError(ErrorCode.PROTOCOL, Dispatch.UNKNOWN, describe(exc), retriable=False)
@@ -233,7 +233,7 @@ class ChatModelThinker:
         with self._lock:
             self._tool_tokens.setdefault(turn, []).append(token)
 
-        def produce() -> list[EngineEvent]:
+        def produce() -> list[EngineInput]:
             result = tools(call, token)
             with self._lock:
                 started = self._tool_tokens.get(turn, [])
@@ -243,7 +243,7 @@ class ChatModelThinker:
                     self._tool_tokens.pop(turn, None)
             return [] if token.cancelled else [ToolDone(turn, result)]
 
-        def failed(exc: Exception) -> list[EngineEvent]:
+        def failed(exc: Exception) -> list[EngineInput]:
             return [ToolDone(turn, ToolResult(call.id, f"Failed: {describe(exc)}", failed=True))]
 
         self._work.run("tool", produce, failed, waits=True)
@@ -277,7 +277,7 @@ class ActionRunner:
         self._asr_wanted: dict[int, CancelToken] = {}  # by utterance, until its transcription is over
         self._tts_turn: tuple[int, CancelToken] | None = None  # the turn being synthesized, and its cancel
 
-    def feed(self, event: EngineEvent) -> None:
+    def feed(self, event: EngineInput) -> None:
         """Handle one event and, when running inline, everything it sets off."""
         pending = [event]
         while pending:
@@ -335,7 +335,7 @@ class ActionRunner:
                     self._work.run(
                         "turn-end",
                         lambda: [TurnEndJudged(utterance, judge.probability_complete(audio))],
-                        lambda exc: [PartFailed("turn-end", describe(exc))],
+                        lambda exc: [FailedOutsideTurn("turn-end", describe(exc))],
                     )
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
@@ -366,32 +366,34 @@ class ActionRunner:
             case SpeakNotice(text=text):
                 self.notices.append(text)
                 self._work.run(
-                    "tts", lambda: self._speak_notice(text), lambda exc: [PartFailed("tts", describe(exc))]
+                    "tts",
+                    lambda: self._speak_notice(text),
+                    lambda exc: [FailedOutsideTurn("tts", describe(exc))],
                 )
 
     def _transcribe(
         self, utterance: int, audio: AudioBlock, over_reply: bool, wanted: CancelToken
-    ) -> list[EngineEvent]:
+    ) -> list[EngineInput]:
         """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run, and
         one dropped while a server transcribes it is abandoned, so the next one does not wait for it."""
         try:
             if wanted.cancelled:
                 return []
-            heard = self._transcriber.transcribe(audio, over_echo=over_reply, cancel=wanted)
+            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted)
             return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
         finally:
             with self._asr_lock:
                 if self._asr_wanted.get(utterance) is wanted:
                     del self._asr_wanted[utterance]
 
-    def _synthesize(self, turn: int, chunk: int, text: str, spoken: CancelToken) -> list[EngineEvent]:
+    def _synthesize(self, turn: int, chunk: int, text: str, spoken: CancelToken) -> list[EngineInput]:
         """On the TTS worker: a cut turn's chunks are not spoken, and one a server is speaking is left."""
         if spoken.cancelled:
             return []
         synthesis = self._synthesizer.synthesize(text, cancel=spoken)
         return [] if spoken.cancelled else [SynthesisReady(turn, chunk, synthesis)]
 
-    def _speak_notice(self, text: str) -> list[EngineEvent]:
+    def _speak_notice(self, text: str) -> list[EngineInput]:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""
         self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)
         return []

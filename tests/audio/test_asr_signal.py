@@ -40,7 +40,7 @@ class Heard:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         self.audio.append(audio)
@@ -220,7 +220,7 @@ CUT_INS_OVER_LOUD_ECHO = [  # (echo delay ms, cut-in ms into the story): AEC3's 
 
 @pytest.mark.models
 @pytest.mark.parametrize(("delay_ms", "after_ms"), CUT_INS_OVER_LOUD_ECHO)
-def test_a_user_cutting_in_over_echo_as_loud_as_the_user_is_understood_word_for_word(
+def test_a_user_cutting_in_over_reply_as_loud_as_the_user_is_understood_word_for_word(
     delay_ms: int,
     after_ms: int,
     transcriber: WhisperTranscriber,

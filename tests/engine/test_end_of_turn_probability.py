@@ -8,7 +8,7 @@ from tests.engine.test_engine import QUESTION, Room
 from tests.engine.test_turn_end import paused
 from voice.engine.actions import SendRequest
 from voice.engine.engine import Phase
-from voice.engine.events import TranscriptReady, TurnEndJudged
+from voice.engine.inputs import TranscriptReady, TurnEndJudged
 
 
 @pytest.mark.parametrize("probability", [0.35, 0.45, 0.5])

@@ -10,7 +10,7 @@ import pytest
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
-from voice.engine.events import CancelReply, MuteMicrophone, TextInput
+from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.errors import ConfigError
 from voice.kiosk.protocol import BadFrame, ResetSession, parse_command
 from voice.kiosk.security import check_bind, is_loopback, origin_ok, token_ok
@@ -75,7 +75,7 @@ class Saying:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript(self.text)

@@ -52,7 +52,7 @@ class OpenAITranscriber:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         if audio.rate != ENGINE_RATE or audio.channels != 1:

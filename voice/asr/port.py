@@ -29,7 +29,7 @@ class Transcript:
 class Transcriber(Protocol):
     """Turns one utterance (mono float32 at ENGINE_RATE) into text; called from a worker thread.
 
-    ``over_echo``: the assistant's own voice may be in the audio (a user cutting in over its reply), so
+    ``over_reply``: the assistant's own voice may be in the audio (a user cutting in over its reply), so
     the transcriber should take its most careful path (whisper decodes its full 30 s window).
     ``cancel`` fires (from another thread) once the text is no longer wanted: a backend that waits on a
     server abandons the call at once and raises; a local model may finish.
@@ -40,6 +40,6 @@ class Transcriber(Protocol):
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript: ...

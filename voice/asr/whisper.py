@@ -88,7 +88,7 @@ class WhisperTranscriber:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
@@ -102,7 +102,7 @@ class WhisperTranscriber:
         if audio.frames == 0:
             return Transcript("")
         try:
-            if self._short is not None and not word_timings and not over_echo:
+            if self._short is not None and not word_timings and not over_reply:
                 text = self._short.decode(audio.samples)
                 if text is not None:
                     return Transcript(text)

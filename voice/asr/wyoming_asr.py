@@ -25,7 +25,7 @@ _CHUNK_SAMPLES = 1024  # what Wyoming satellites send: 64 ms at 16 kHz
 class WyomingTranscriber:
     """Sends each utterance to ``link``'s server; ``model`` and ``language`` go in ``transcribe`` if given.
 
-    Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_echo`` is the
+    Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_reply`` is the
     server's business (it decodes how it decodes).
     """
 
@@ -51,7 +51,7 @@ class WyomingTranscriber:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         if audio.rate != ENGINE_RATE or audio.channels != 1:

@@ -290,14 +290,14 @@ class TranscribingAsrSignal:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         if self._signal.only_echo(audio):
             return Transcript("")  # no words of the user's: whisper would only guess at the echo
         words = self._signal.words_for(audio)
-        over_echo = over_echo or self._signal.speaker_audible_over(words)
-        heard = self._inner.transcribe(words, word_timings=word_timings, over_echo=over_echo, cancel=cancel)
+        over_reply = over_reply or self._signal.speaker_audible_over(words)
+        heard = self._inner.transcribe(words, word_timings=word_timings, over_reply=over_reply, cancel=cancel)
         earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
         if not earlier or not heard.words:
             return heard

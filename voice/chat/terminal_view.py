@@ -22,8 +22,7 @@ from textual.message import Message
 from textual.widgets import Footer, Input
 
 from voice.chat.view_widgets import Dialogue, Line, StatusBar, reply_text
-from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextInput
-from voice.events import (
+from voice.client_events import (
     Failure,
     InputLevel,
     InputTranscript,
@@ -39,6 +38,7 @@ from voice.events import (
     ToolCalled,
     ToolFinished,
 )
+from voice.engine.inputs import CancelReply, EngineInput, MuteMicrophone, TextInput
 
 TOOL_LINE_CHARS = 100  # a tool's arguments or output can be long; one line says enough
 
@@ -49,7 +49,7 @@ class Controls(Protocol):
     def start(self, view: ChatView) -> None:
         """Start the conversation; from now on its events and notices go to ``view``."""
 
-    def send(self, event: EngineEvent) -> None:
+    def send(self, event: EngineInput) -> None:
         """Feed the engine a client input: CancelReply, MuteMicrophone or TextInput."""
 
     def new_conversation(self) -> None:

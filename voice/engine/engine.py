@@ -20,9 +20,22 @@ from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
-from voice import events as stream
+from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechResumed, SpeechStarted, VadEvent
+from voice.audio.vad import VadEvent, VoiceEnded, VoicePaused, VoiceResumed, VoiceStarted
+from voice.client_events import (
+    Failure,
+    InputTranscript,
+    ResponseCreated,
+    ResponseDone,
+    ResponseHeard,
+    ResponseInterrupted,
+    ResponseResumed,
+    StateChanged,
+    StreamEvent,
+    ToolCalled,
+    ToolFinished,
+)
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
@@ -40,19 +53,20 @@ from voice.engine.actions import (
 )
 from voice.engine.barge_in import EchoJudge
 from voice.engine.early_end import EarlyInput
-from voice.engine.events import (
+from voice.engine.hold import Hold
+from voice.engine.inputs import (
     AudioPlayed,
     CancelReply,
     CloseSession,
     EndConversation,
-    EngineEvent,
+    EngineInput,
+    FailedOutsideTurn,
     LlmDone,
     LlmFailed,
     LlmText,
     LlmToolCall,
     MicAudio,
     MuteMicrophone,
-    PartFailed,
     SynthesisFailed,
     SynthesisReady,
     TextInput,
@@ -61,24 +75,10 @@ from voice.engine.events import (
     TranscriptReady,
     TurnEndJudged,
 )
-from voice.engine.hold import Hold
 from voice.engine.records import SpeechRecord, TurnRecord
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
 from voice.engine.utterances import Utterances
 from voice.errors import ProtocolError
-from voice.events import (
-    Failure,
-    InputTranscript,
-    ResponseCreated,
-    ResponseDone,
-    ResponseHeard,
-    ResponseInterrupted,
-    ResponseResumed,
-    StateChanged,
-    StreamEvent,
-    ToolCalled,
-    ToolFinished,
-)
 from voice.llm.errors import ErrorCode
 from voice.llm.retry import RetryPolicy
 from voice.tts.chunker import SpeechChunker
@@ -237,7 +237,7 @@ class Engine:
 
     # -- dispatch ---------------------------------------------------------------------------------
 
-    def handle(self, event: EngineEvent) -> list[EngineAction]:
+    def handle(self, event: EngineInput) -> list[EngineAction]:
         """Take one event; return the actions to carry out, in order."""
         turn_of_event = getattr(event, "turn", None)
         if turn_of_event is not None and turn_of_event != self.active_turn:
@@ -247,7 +247,7 @@ class Engine:
             self.conversation.note_hold(change.hold_ms, change.was_ms, change.why)
         return actions
 
-    def _dispatch(self, event: EngineEvent | VadEvent) -> list[EngineAction]:
+    def _dispatch(self, event: EngineInput | VadEvent) -> list[EngineAction]:
         transition = _TRANSITIONS.get((self.phase, type(event)))
         if transition is None:
             raise ProtocolError(f"{type(event).__name__} is not expected while {self.phase.value}")
@@ -270,7 +270,7 @@ class Engine:
             actions += self._dispatch(vad_event)
         return actions + self._release_hold() + self._abandon_overdue_tools()
 
-    def _on_speech_started(self, event: SpeechStarted) -> list[EngineAction]:
+    def _on_speech_started(self, event: VoiceStarted) -> list[EngineAction]:
         """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
         turn = self._turn
         if turn is not None and turn.early is not None:
@@ -286,7 +286,7 @@ class Engine:
         turn.paused = True
         return [PausePlayback(turn.number)]
 
-    def _on_speech_paused(self, event: SpeechPaused) -> list[EngineAction]:
+    def _on_speech_paused(self, event: VoicePaused) -> list[EngineAction]:
         """Transcribe at the pause and judge whether the turn is over, over a reply as in the quiet.
 
         A cut-in such as "Thanks, ... that's all" read as finished at its first pause costs a request
@@ -316,7 +316,7 @@ class Engine:
         self._continuing = early
         return actions
 
-    def _on_speech_resumed(self, event: SpeechResumed) -> list[EngineAction]:
+    def _on_speech_resumed(self, event: VoiceResumed) -> list[EngineAction]:
         if self._paused_at is not None and not self._over_reply():  # a pause over a reply may be echo
             self.hold.paused_within_turn(self._paused_at, event.sample)
         self._paused_at = None
@@ -340,7 +340,7 @@ class Engine:
         self._vad.end_utterance()
         self.hold.ended_early(said.end, probability)
         early = self._early = EarlyInput(said.end, audio, self._over_reply())
-        actions = self._dispatch(SpeechEnded(said.end, audio))
+        actions = self._dispatch(VoiceEnded(said.end, audio))
         self._early = None
         if self._turn is None or self._turn.early is not early:  # no turn waits on it: it is final
             self._tell_early(early)
@@ -380,7 +380,7 @@ class Engine:
         self._settle_phase()
         return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
 
-    def _on_speech_ended(self, event: SpeechEnded) -> list[EngineAction]:
+    def _on_speech_ended(self, event: VoiceEnded) -> list[EngineAction]:
         audio, over_reply = self._whole(event.utterance), self._over_reply()
         self._continuing = None
         self._paused_at = None
@@ -598,7 +598,7 @@ class Engine:
         self._emit(Failure("tts", event.message, t=self._now()))
         return [CancelTurn(turn.number), *self._fail(turn, "synthesis", None, VOICE_FAILURE_NOTICE)]
 
-    def _on_part_failed(self, event: PartFailed) -> list[EngineAction]:
+    def _on_part_failed(self, event: FailedOutsideTurn) -> list[EngineAction]:
         self.conversation.note_failure(event.part, event.message)
         self._emit(Failure(event.part, event.message, t=self._now()))
         return []
@@ -779,7 +779,7 @@ _ANY_PHASE: dict[type, Handler] = {
     MuteMicrophone: _E._on_mute,
     EndConversation: _E._on_end_conversation,
     CloseSession: _E._on_end_conversation,
-    PartFailed: _E._on_part_failed,
+    FailedOutsideTurn: _E._on_part_failed,
     MicAudio: _E._on_mic,
 }
 _IN_A_TURN = (Phase.USER_SPEAKING, Phase.THINKING, Phase.SPEAKING)
@@ -794,10 +794,10 @@ _TRANSITIONS: dict[tuple[Phase, type], Transition] = {
     },
     (Phase.USER_SPEAKING, ToolDone): (_E._on_tool_done, FROM_STATE),
     (Phase.THINKING, ToolDone): (_E._on_tool_done, FROM_STATE),
-    (Phase.LISTENING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
-    (Phase.THINKING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
-    (Phase.SPEAKING, SpeechStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
-    (Phase.USER_SPEAKING, SpeechPaused): (_E._on_speech_paused, Phase.USER_SPEAKING),
-    (Phase.USER_SPEAKING, SpeechResumed): (_E._on_speech_resumed, Phase.USER_SPEAKING),
-    (Phase.USER_SPEAKING, SpeechEnded): (_E._on_speech_ended, Phase.THINKING),
+    (Phase.LISTENING, VoiceStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
+    (Phase.THINKING, VoiceStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
+    (Phase.SPEAKING, VoiceStarted): (_E._on_speech_started, Phase.USER_SPEAKING),
+    (Phase.USER_SPEAKING, VoicePaused): (_E._on_speech_paused, Phase.USER_SPEAKING),
+    (Phase.USER_SPEAKING, VoiceResumed): (_E._on_speech_resumed, Phase.USER_SPEAKING),
+    (Phase.USER_SPEAKING, VoiceEnded): (_E._on_speech_ended, Phase.THINKING),
 }

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
-from voice.engine.events import TranscriptFailed, TranscriptReady, TurnEndJudged
+from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
 from voice.engine.records import SpeechRecord
 from voice.engine.transcripts import ends_a_sentence
 from voice.errors import ProtocolError
 
-Transcript = TranscriptReady | TranscriptFailed
+TranscriptOutcome = TranscriptReady | TranscriptFailed
 COMPLETE_ABOVE = 0.5  # an end-of-turn probability above this reads as "the user has finished"
 
 
@@ -44,8 +44,8 @@ class Utterances:
         self._asked = 0  # transcriptions asked so far: the next one's number
         self._record_of: dict[int, SpeechRecord] = {}
         self._speculation: _Offer | None = None
-        self._early: dict[int, Transcript] = {}
-        self._confirmed: Transcript | None = None  # an early transcript endpointing just confirmed
+        self._early: dict[int, TranscriptOutcome] = {}
+        self._confirmed: TranscriptOutcome | None = None  # an early transcript endpointing just confirmed
 
     def started(self, sample: int) -> None:
         self.open = SpeechRecord(sample, sample)
@@ -107,12 +107,12 @@ class Utterances:
         self._record_of[self._asked] = record
         return record, [*stale, Transcribe(self._asked, audio, over_reply)]
 
-    def take_confirmed(self) -> Transcript | None:
+    def take_confirmed(self) -> TranscriptOutcome | None:
         """The early transcript the last ``ended`` confirmed, once."""
         confirmed, self._confirmed = self._confirmed, None
         return confirmed
 
-    def claim(self, event: Transcript) -> SpeechRecord | None:
+    def claim(self, event: TranscriptOutcome) -> SpeechRecord | None:
         """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
         record = self._record_of.pop(event.utterance, None)
         if record is None:

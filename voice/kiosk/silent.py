@@ -54,7 +54,7 @@ class NoMicrophone:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         raise DeviceError("--audio none has no microphone to transcribe")

@@ -67,11 +67,11 @@ class WakeGate:
         audio: AudioBlock,
         *,
         word_timings: bool = False,
-        over_echo: bool = False,
+        over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         transcript = self._inner.transcribe(
-            audio, word_timings=word_timings, over_echo=over_echo, cancel=cancel
+            audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel
         )
         if not self._sleep.asleep:
             return transcript

@@ -14,7 +14,7 @@ import httpx
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.llm.exchange import CancellableExchange
-from voice.llm.failures import Phase, classify_status, redact_url, transport_error
+from voice.llm.failures import RequestStage, classify_status, redact_url, transport_error
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
 
 
@@ -59,19 +59,19 @@ class AudioEndpoint:
         request = self._client.build_request("POST", self.url, **content)  # type: ignore[arg-type]
         exchange = CancellableExchange(self._client, request)
         unsubscribe = cancel.on_cancel(exchange.abort)
-        phase = Phase.REQUESTING
+        phase = RequestStage.REQUESTING
         try:
             response = exchange.response()
             if response is None:
                 raise self._cancelled(cancel, Dispatch.UNKNOWN)
             if response.status_code != 200:
                 raise self._status_error(response)
-            phase = Phase.STREAMING
+            phase = RequestStage.STREAMING
             yield response
         except Exception as exc:
             # A cut read fails in whatever way the socket happened to fail: the cancel explains it.
             if cancel.cancelled:
-                dispatch = Dispatch.ACCEPTED if phase is Phase.STREAMING else Dispatch.UNKNOWN
+                dispatch = Dispatch.ACCEPTED if phase is RequestStage.STREAMING else Dispatch.UNKNOWN
                 raise self._cancelled(cancel, dispatch) from exc
             if isinstance(exc, httpx.HTTPError):
                 error = transport_error(exc, phase, self.url, self.idle_timeout_s)
