@@ -6,6 +6,7 @@ within CUT_S, the server sees the connection close, and the next call is served 
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -113,6 +114,22 @@ def test_a_transcription_talked_past_is_left_while_the_server_thinks(scheme: str
 
     cancelled(error, DROPPED)
     assert took < CUT_S
+
+
+def test_a_wyoming_server_that_never_accepts_is_left_while_connecting() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        with (
+            socket.create_connection(("127.0.0.1", port)),  # fills the one place in its accept queue
+            synthesizer_for(f"wyoming://127.0.0.1:{port}", limits=PATIENT) as voice,
+        ):
+            error, took = Cut(after(0.3)).left(lambda token: voice.synthesize("Hello there.", cancel=token))
+
+    cancelled(error, INTERRUPTED)
+    assert error.dispatch is Dispatch.NOT_SENT
+    assert took < CUT_S  # not the 15 s connect limit
 
 
 def test_a_call_cancelled_before_it_starts_sends_nothing() -> None:

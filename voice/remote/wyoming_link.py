@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -53,16 +54,56 @@ class WyomingLink:
         return SpeechServerError(self.role, code, dispatch, detail, retriable=retriable)
 
     def connect(self, cancel: CancelToken | None = None) -> WyomingConnection:
-        """A new connection; a ``cancel`` fired while it is open cuts it (even a blocked read) at once."""
-        if cancel is not None and cancel.cancelled:
+        """A new connection; a ``cancel`` fired while it connects or is open ends it at once (a read too)."""
+        sock = self._open() if cancel is None else self._open_unless_cancelled(cancel)
+        sock.settimeout(self.idle_timeout_s)
+        return WyomingConnection(self, sock, cancel)
+
+    def _open_unless_cancelled(self, cancel: CancelToken) -> socket.socket:
+        """Connect in a helper thread, so that a cancel need not wait out a host that never answers."""
+        opened: list[socket.socket | SpeechServerError] = []
+        lock = threading.Lock()
+        settled = threading.Event()
+
+        def attempt() -> None:
+            try:
+                outcome: socket.socket | SpeechServerError = self._open()
+            except SpeechServerError as error:
+                outcome = error
+            with lock:
+                opened.append(outcome)
+                abandoned = cancel.cancelled
+            if abandoned and isinstance(outcome, socket.socket):
+                outcome.close()  # connected after the caller left: nobody will use it
+            settled.set()
+
+        unsubscribe = cancel.on_cancel(lambda reason: settled.set())
+        try:
+            if not cancel.cancelled:
+                threading.Thread(target=attempt, name="wyoming-connect", daemon=True).start()
+                settled.wait()
+        finally:
+            unsubscribe()
+        with lock:
+            outcome = opened[0] if opened else None
+            cancelled = cancel.cancelled
+        if cancelled:
+            if isinstance(outcome, socket.socket):
+                outcome.close()  # connected as the cancel came: nobody will use it
             raise self.fail(
                 ErrorCode.CANCELLED,
                 Dispatch.NOT_SENT,
                 f"{cancel.reason}: not sent to {self.url}",
                 retriable=False,
             )
+        assert outcome is not None  # settled without a cancel: the attempt ended
+        if isinstance(outcome, SpeechServerError):
+            raise outcome
+        return outcome
+
+    def _open(self) -> socket.socket:
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
+            return socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
         except TimeoutError as exc:
             raise self.fail(
                 ErrorCode.DEADLINE, Dispatch.NOT_SENT, f"no connection to {self.url} in time", retriable=True
@@ -74,8 +115,6 @@ class WyomingLink:
                 f"cannot connect to {self.url}: {_reason(exc)}",
                 retriable=True,
             ) from exc
-        sock.settimeout(self.idle_timeout_s)
-        return WyomingConnection(self, sock, cancel)
 
     def describe(self, cancel: CancelToken | None = None) -> Info:
         """The server's ``info``: which programs it runs and what they support."""
