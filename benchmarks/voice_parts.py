@@ -81,11 +81,15 @@ class TimedTranscriber:
     def __init__(self, inner: Transcriber, timers: Timers) -> None:
         self._inner, self._timers = inner, timers
 
-    def transcribe(self, audio: AudioBlock, word_timings: bool = False, over_reply: bool = False) -> Any:
+    def transcribe(
+        self, audio: AudioBlock, word_timings: bool = False, over_reply: bool = False, cancel: Any = None
+    ) -> Any:
         started = time.monotonic()
         try:
-            # a tree older than over_reply (--against) is never asked it
+            # a tree older than over_reply or cancel (--against) is never asked them
             hint = {"over_reply": True} if over_reply else {}
+            if cancel is not None:
+                hint["cancel"] = cancel
             return self._inner.transcribe(audio, word_timings=word_timings, **hint)
         finally:
             self._timers.note("asr", started)
@@ -174,7 +178,8 @@ def turn_parts(
         if user_end - 0.05 <= room(s) <= turn_end + 0.05
     ]
     offer = min(offers, default=turn_end)
-    tokens = [(room(s), room(f)) for s, f in timers.first_token if abs(room(s) - request) < 0.1]
+    # the first stream after the request: under load its worker may start it a while later
+    tokens = sorted((room(s), room(f)) for s, f in timers.first_token if room(s) >= request - 0.05)
     tts = [(room(s), room(e)) for s, e in timers.spans.get("tts", []) if room(s) >= request - 0.02]
     if not tokens or not tts:
         return None
