@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from barge_in import (
+from scenario_runs import (
     AUDIO,
     ENDPOINTING_MS,
     SCENARIOS,

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from barge_in import SCENARIOS, Run, progress, simulate, spoken_prefix, words
+from scenario_runs import SCENARIOS, Run, progress, simulate, words
+from spoken_prefix import spoken_prefix
 
 from tests.remote.servers import (
     faster_whisper_server_command,
