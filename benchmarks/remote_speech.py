@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scenario_runs import SCENARIOS, Run, progress, simulate, words
+from scenario_runs import SCENARIOS, Run, progress, simulate
 from spoken_prefix import spoken_prefix
+from word_error import words
 
 from tests.remote.servers import (
     faster_whisper_server_command,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -97,10 +96,6 @@ def summary(values_ms: list[float]) -> dict[str, Any]:
         "p95_ms": round(float(np.percentile(values, 95)), 1),
         "max_ms": round(float(values.max()), 1),
     }
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
 
 
 def simulate(path: Path, out: Path, models: SpeechModels, *, realtime: bool = False) -> Run:
