@@ -1,7 +1,7 @@
 """What the barge-in figures share: running the scenarios of audio/scenarios and reading their reports.
 
 A run's report.json and the fixtures' manifest (the true onset and end of each WAV's speech) give every
-figure its times; ``figure_command`` is the command line each figure's script offers.
+figure its times; ``figure_command`` is the command line of the figures measured in one process.
 """
 
 from __future__ import annotations
