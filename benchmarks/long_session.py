@@ -33,6 +33,7 @@ from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VadEvent, VoiceEnded, VoiceStarted
+from voice.cancel import CancelToken
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.items import ToolCall, ToolResult
@@ -75,13 +76,18 @@ class NamedTranscriber:
         self.text = ""
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript(self.text)
 
 
 class ToneSynthesizer:
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         words = text.split()
         tone = np.full(len(words) * WORD, 0.05, dtype=np.float32)
         timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))

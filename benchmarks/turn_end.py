@@ -46,6 +46,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav, write_wav
+from voice.cancel import CancelToken
 from voice.components import SpeechModels
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, UserText
@@ -90,7 +91,7 @@ class TimedJudge:
 
 
 class NoVoice:
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         raise AssertionError("no reply is streamed here")
 
 

@@ -34,6 +34,11 @@ def test_no_class_or_type_name_is_defined_twice_in_voice() -> None:
 
 
 def test_each_event_set_is_named_by_its_direction() -> None:
-    for module in ("engine/inputs.py", "engine/actions.py", "client_events.py", "conversation/log_records.py"):
+    for module in (
+        "engine/inputs.py",
+        "engine/actions.py",
+        "client_events.py",
+        "conversation/log_records.py",
+    ):
         assert (PACKAGE / module).is_file(), module
     assert not list(PACKAGE.rglob("events.py")), "an events.py says nothing of who reads it"

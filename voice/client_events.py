@@ -14,7 +14,7 @@ from typing import Any, ClassVar, TypeAlias, get_args
 @dataclass(frozen=True)
 class StateChanged:
     type: ClassVar[str] = "state"
-    state: str  # listening, user_speaking, thinking, speaking (paused, muted, asleep: the kiosk's)
+    state: str  # listening, user_speaking, paused, thinking, speaking (muted, asleep: the kiosk's)
     t: float
 
 

@@ -17,7 +17,7 @@ from typing import Protocol
 from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.cancel import DISCARDED, INTERRUPTED, CancelToken
+from voice.cancel import DISCARDED, DROPPED, INTERRUPTED, CancelToken
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, ToolResult
 from voice.conversation.session_log import SessionLog
@@ -273,9 +273,9 @@ class ActionRunner:
         self._work = work
         self.session_log = session_log  # the kiosk starts a new one for a new conversation
         self._end_of_turn = end_of_turn
-        self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
-        self._asr_queued: set[int] = set()
-        self._asr_dropped: set[int] = set()
+        self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is taking
+        self._asr_wanted: dict[int, CancelToken] = {}  # by utterance, until its transcription is over
+        self._tts_turn: tuple[int, CancelToken] | None = None  # the turn being synthesized, and its cancel
 
     def feed(self, event: EngineInput) -> None:
         """Handle one event and, when running inline, everything it sets off."""
@@ -312,19 +312,23 @@ class ActionRunner:
     def _carry_out(self, action: EngineAction) -> None:
         match action:
             case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply):
+                wanted = CancelToken()
                 with self._asr_lock:
-                    self._asr_queued.add(utterance)
+                    self._asr_wanted[utterance] = wanted
                 self._work.run(
                     "asr",
-                    lambda: self._transcribe(utterance, audio, over_reply),
-                    lambda exc: [
-                        TranscriptFailed(utterance, describe(exc), isinstance(exc, SpeechServerError))
-                    ],
+                    lambda: self._transcribe(utterance, audio, over_reply, wanted),
+                    lambda exc: (
+                        []
+                        if wanted.cancelled
+                        else [TranscriptFailed(utterance, describe(exc), isinstance(exc, SpeechServerError))]
+                    ),
                 )
             case DropTranscription(utterance=utterance):
                 with self._asr_lock:
-                    if utterance in self._asr_queued:
-                        self._asr_dropped.add(utterance)
+                    dropped = self._asr_wanted.pop(utterance, None)
+                if dropped is not None:
+                    dropped.cancel(DROPPED)
             case JudgeTurnEnd(utterance=utterance, audio=audio):
                 judge = self._end_of_turn
                 if judge is not None:  # without a model the VAD's long silence ends every turn
@@ -336,13 +340,18 @@ class ActionRunner:
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn, discarded=discarded):
-                self._thinker.stop_turn(turn, DISCARDED if discarded else INTERRUPTED)
+                reason = DISCARDED if discarded else INTERRUPTED
+                self._thinker.stop_turn(turn, reason)
+                if self._tts_turn is not None and self._tts_turn[0] == turn:
+                    self._tts_turn[1].cancel(reason)
             case Synthesize(turn=turn, chunk=chunk, text=text):
-                synthesizer = self._synthesizer
+                if self._tts_turn is None or self._tts_turn[0] != turn:
+                    self._tts_turn = (turn, CancelToken())  # an earlier turn's chunks are all done or cut
+                spoken = self._tts_turn[1]
                 self._work.run(
                     "tts",
-                    lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))],
-                    lambda exc: [SynthesisFailed(turn, chunk, describe(exc))],
+                    lambda: self._synthesize(turn, chunk, text, spoken),
+                    lambda exc: [] if spoken.cancelled else [SynthesisFailed(turn, chunk, describe(exc))],
                 )
             case Play(turn=turn, audio=audio, at=at):
                 self.buffer.enqueue(audio.samples, turn, at)
@@ -362,14 +371,27 @@ class ActionRunner:
                     lambda exc: [FailedOutsideTurn("tts", describe(exc))],
                 )
 
-    def _transcribe(self, utterance: int, audio: AudioBlock, over_reply: bool) -> list[EngineInput]:
-        """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run."""
-        with self._asr_lock:
-            self._asr_queued.discard(utterance)
-            if utterance in self._asr_dropped:
-                self._asr_dropped.discard(utterance)
+    def _transcribe(
+        self, utterance: int, audio: AudioBlock, over_reply: bool, wanted: CancelToken
+    ) -> list[EngineInput]:
+        """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run, and
+        one dropped while a server transcribes it is abandoned, so the next one does not wait for it."""
+        try:
+            if wanted.cancelled:
                 return []
-        return [TranscriptReady(utterance, self._transcriber.transcribe(audio, over_reply=over_reply).text)]
+            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted)
+            return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
+        finally:
+            with self._asr_lock:
+                if self._asr_wanted.get(utterance) is wanted:
+                    del self._asr_wanted[utterance]
+
+    def _synthesize(self, turn: int, chunk: int, text: str, spoken: CancelToken) -> list[EngineInput]:
+        """On the TTS worker: a cut turn's chunks are not spoken, and one a server is speaking is left."""
+        if spoken.cancelled:
+            return []
+        synthesis = self._synthesizer.synthesize(text, cancel=spoken)
+        return [] if spoken.cancelled else [SynthesisReady(turn, chunk, synthesis)]
 
     def _speak_notice(self, text: str) -> list[EngineInput]:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""

@@ -15,6 +15,7 @@ from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VoiceEnded, VoiceStarted
+from voice.cancel import CancelToken
 from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
 from voice.engine.engine import Engine, Phase
 from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
@@ -47,7 +48,12 @@ class SaysWhatItIsTold:
         self.texts: list[str] = []
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_reply: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript(self.texts.pop(0))
 

@@ -30,4 +30,4 @@ def test_a_pause_the_model_calls_more_likely_finished_is_answered(probability: f
     actions = room.engine.handle(TurnEndJudged(1, probability))
 
     assert isinstance(actions[0], SendRequest)
-    assert room.engine.phase is Phase.THINKING
+    assert room.engine.phase is Phase.HOLDING  # answered, the reply held for the hold

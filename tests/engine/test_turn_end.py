@@ -66,7 +66,7 @@ def test_a_finished_question_is_answered_at_the_short_pause() -> None:
     actions = room.engine.handle(TurnEndJudged(1, COMPLETE))
 
     assert [type(a) for a in actions] == [SendRequest, PausePlayback]  # held until the pause is long
-    assert room.engine.phase is Phase.THINKING
+    assert room.engine.phase is Phase.HOLDING
     assert room.vad.utterances_ended == 1  # what the user says next is a new utterance
     assert room.engine.speech[0].end == BLOCK
 
@@ -216,7 +216,7 @@ def test_a_scrap_over_the_reply_judged_finished_is_left_to_the_long_silence() ->
 
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     assert room.engine.handle(TranscriptReady(2, "Sorry.")) == []
-    assert room.engine.phase is Phase.USER_SPEAKING
+    assert room.engine.phase is Phase.PAUSED  # the user still talks over the paused reply
     assert room.vad.utterances_ended == 0
 
 

@@ -50,8 +50,7 @@ def test_a_remote_transcriber_hears_an_utterance(server: str, request: pytest.Fi
 def test_a_remote_voice_speaks_with_a_span_for_every_word(
     server: str, request: pytest.FixtureRequest, transcriber: WhisperTranscriber
 ) -> None:
-    url = request.getfixturevalue(server)
-    with synthesizer_for(url + ("?rate=22050" if url.startswith("http") else "")) as synthesizer:
+    with synthesizer_for(request.getfixturevalue(server)) as synthesizer:
         synthesis = synthesizer.synthesize(TWO_SENTENCES)
 
     assert synthesis.audio.rate == ENGINE_RATE

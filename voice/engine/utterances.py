@@ -40,6 +40,7 @@ class Utterances:
 
     def __init__(self) -> None:
         self.open: SpeechRecord | None = None  # the utterance the user is speaking
+        self._last: SpeechRecord | None = None  # the utterance that ended last
         self.transcribing = 0  # final transcripts still to come
         self._asked = 0  # transcriptions asked so far: the next one's number
         self._record_of: dict[int, SpeechRecord] = {}
@@ -50,9 +51,12 @@ class Utterances:
     def started(self, sample: int) -> None:
         self.open = SpeechRecord(sample, sample)
 
-    def reopen(self, record: SpeechRecord) -> None:
+    def reopen(self) -> SpeechRecord:
         """The user went on after a pause taken for the end of the turn: that utterance continues."""
-        self.open = record
+        if self._last is None:
+            raise ProtocolError("an utterance reopened before any ended")
+        self.open = self._last
+        return self._last
 
     def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
         """The user may have finished: transcribe now and ask whether the turn is over, while
@@ -95,6 +99,7 @@ class Utterances:
             raise ProtocolError("speech ended that never started")
         record.end = sample
         self.open = None
+        self._last = record
         self.transcribing += 1
         speculation = self._speculation
         if speculation is not None and speculation.voiced_end == sample:  # nothing was said since the offer
