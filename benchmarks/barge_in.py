@@ -145,6 +145,15 @@ def main() -> int:
         "--against", type=Path, help="with --voice-to-voice or --reaction: another tree to run first"
     )
     parser.add_argument(
+        "--embedded-only", action="store_true", help="with --voice-to-voice: only the embedded LLM's runs"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --voice-to-voice: rounds of TREE's runs then this tree's, alternated (the load moves)",
+    )
+    parser.add_argument(
         "--eagerness",
         choices=("low", "auto", "high"),
         help="with --voice-to-voice: this tree's eagerness (the --against tree runs as it is)",
