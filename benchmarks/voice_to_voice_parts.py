@@ -6,8 +6,8 @@ from the event stream and timed calls (benchmarks/voice_parts.py says how): ``sc
 there at once) and ``embedded`` (the demo conversation, three runs, SmolLM2). ``--against TREE`` runs it
 on that tree first, side by side; ``--eagerness`` sets this tree's.
 
-Usage: python benchmarks/voice_to_voice_parts.py [--against TREE] [--eagerness low|auto|high]   (about 2
-minutes on 2 cores, twice that with --against; also ``barge_in.py --voice-to-voice``)
+Usage: python benchmarks/voice_to_voice_parts.py [--against TREE [--rounds N]] [--embedded-only]
+[--eagerness E]   (about 2 minutes on 2 cores, twice with --against; also ``barge_in.py --voice-to-voice``)
 """
 
 from __future__ import annotations
