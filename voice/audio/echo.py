@@ -37,7 +37,8 @@ class WebRtcEchoCanceller:
     blocks are placed on the clock where their audio belongs: each covers the whole frames processed
     so far minus that lag, so the first comes back 128 samples short and a remainder shorter than
     10 ms waits for the next block. With blocks of whole 10 ms frames, every later block comes back
-    as long as it went in. ``delay_hint_ms`` is the expected speaker-to-mic delay; 0 lets AEC3
+    as long as it went in. A block may start after a gap (audio the driver dropped), never before the
+    previous one ends. ``delay_hint_ms`` is the expected speaker-to-mic delay; 0 lets AEC3
     estimate it. Not thread-safe: one instance per mic stream.
     """
 
@@ -66,8 +67,10 @@ class WebRtcEchoCanceller:
             )
         if self._pending_start is None:
             self._pending_start = mic.start
-        elif mic.start != self._pending_start + len(self._mic):
+        elif mic.start < self._pending_start + len(self._mic):
             raise ProtocolError(f"mic block at sample {mic.start} does not follow the previous one")
+        elif mic.start > self._pending_start + len(self._mic):
+            self._skip_to(mic.start)
         self._mic = np.concatenate((self._mic, mic.samples.astype(np.float32, copy=False)))
         self._reference = np.concatenate((self._reference, reference.samples.astype(np.float32, copy=False)))
         whole = len(self._mic) // self._frame * self._frame
@@ -82,6 +85,14 @@ class WebRtcEchoCanceller:
         self._mic, self._reference = self._mic[whole:], self._reference[whole:]
         self._pending_start += whole
         return AudioBlock(np.asarray(cleaned[dropped:], dtype=np.float32), self.rate, out_start)
+
+    def _skip_to(self, start: int) -> None:
+        """Audio before ``start`` was lost (a driver that fell behind dropped it): what is held back and
+        what is still inside AEC3's lag belongs before the gap and is dropped; the learned echo path stays."""
+        self._mic = self._mic[:0]
+        self._reference = self._reference[:0]
+        self._pending_start = start
+        self._lag_to_drop = AEC3_DELAY_SAMPLES
 
     def reset(self) -> None:
         """Forget the learned echo path and any held-back samples (a new device or room)."""
