@@ -343,7 +343,7 @@ def measure(seconds: float, watchers: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600.0, help="the run with the extra clients")
-    parser.add_argument("--baseline-seconds", type=float, default=600.0, help="the run without them (0: none)")
+    parser.add_argument("--baseline-seconds", type=float, default=600.0, help="without them (0: none)")
     parser.add_argument("--watchers", type=int, default=50)
     parser.add_argument("--out", type=Path, help="write the JSON here too")
     args = parser.parse_args()
