@@ -65,6 +65,71 @@ def test_a_microphone_that_stops_delivering_is_said_and_reopened() -> None:
     assert talk.clock == 15 * BLOCK  # the reopened mic's blocks follow the dead one's on the clock
 
 
+class StallingMicrophone:
+    """Delivers ``before`` blocks, stalls for ``stall_s``, then delivers ``after`` more at once, closed or
+    not: a device whose thread was starved, catching up on its overdue blocks."""
+
+    def __init__(self, deliver: Callable[[AudioBlock], None], before: int, stall_s: float, after: int):
+        self.overflows = 0
+        self.closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(deliver, before, stall_s, after), daemon=True)
+        self._thread.start()
+
+    def _run(self, deliver: Callable[[AudioBlock], None], before: int, stall_s: float, after: int) -> None:
+        for index in range(before + after):
+            if index == before:
+                threading.Event().wait(stall_s)
+            elif index < before:
+                self.closed.wait(0.01)
+            deliver(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, index * BLOCK))
+
+    def check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def test_a_stalled_microphone_catching_up_after_the_reopen_does_not_stop_the_conversation() -> None:
+    """Its overdue blocks came after the reopened mic's had begun, overlapping them on the clock, and the
+    kiosk stopped ("VAD block starts at sample ..., before the previous block ended")."""
+    said: list[str] = []
+    opened: list[StallingMicrophone | ThreadedMicrophone] = []
+
+    def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
+        if opened:
+            opened.append(ThreadedMicrophone(deliver, blocks=100, level=0.0, every_s=0.01))
+        else:
+            opened.append(StallingMicrophone(deliver, before=10, stall_s=1.8, after=40))
+        return opened[-1]
+
+    talk = DeviceConversation(
+        make_engine(),
+        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
+        RecordingThinker(),
+        Work(threaded=False),
+        None,
+        DeviceSettings(),
+        open_input=open_input,
+        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
+        say=said.append,
+    )
+    handled: list[int] = []
+
+    def after_block() -> None:
+        handled.append(talk.clock)
+        if talk.clock == 60 * BLOCK:
+            talk.stop()
+
+    asyncio.run(talk.run(on_block=after_block))
+
+    assert said == [
+        "the microphone delivered nothing for 1 s; reopening the audio devices",
+        "audio devices reopened; listening",
+    ]
+    assert handled == [index * BLOCK for index in range(1, 61)]  # the reopened mic carries on, in order
+
+
 class FloodingMicrophone:
     """Delivers ``blocks`` blocks at once from its own thread, faster than any loop takes them; with
     ``first``, that many before, then the rest once ``flood`` is set."""

@@ -125,6 +125,7 @@ class DeviceConversation:
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
+        self._stream = 0  # which opening of the mic is current: a closed one's late blocks are dropped
         self._counters = {"reopened": 0, "dropped_blocks": 0}
         engine = self.runner.engine
         self._meter = (
@@ -171,12 +172,12 @@ class DeviceConversation:
     def open(self) -> None:
         """Open and start both devices; raises DeviceError saying why not. Call on the loop that runs."""
         loop = asyncio.get_running_loop()
-        start_at = self._next_start
+        start_at, stream = self._next_start, self._stream
 
         def deliver(block: AudioBlock) -> None:
             # a reopened stream counts from 0: place its blocks after everything heard so far
             moved = AudioBlock(block.samples, block.rate, block.start + start_at, block.device_time)
-            loop.call_soon_threadsafe(self._enqueue, moved)
+            loop.call_soon_threadsafe(self._enqueue, moved, stream)
 
         self._duplex.streams_opened()
         self._started = False
@@ -264,6 +265,14 @@ class DeviceConversation:
         self._mic = self._speaker = None
         self._duplex.streams_closed()
         self._next_start = self.clock
+        # A mic that stalled may still deliver its overdue blocks, and some may be queued: they would
+        # overlap the reopened mic's, which carry on from the last block handled.
+        self._stream += 1
+        stopping = False
+        while not self._blocks.empty():
+            stopping |= self._blocks.get_nowait() is None
+        if stopping:
+            self._blocks.put_nowait(None)
 
     def _on_mic_clock(self, heard: int) -> int:
         """When the engine heard speaker sample ``heard``: the two streams count apart (and a reopened
@@ -282,8 +291,11 @@ class DeviceConversation:
         if self._meter is not None:
             self._meter.add(block)
 
-    def _enqueue(self, block: AudioBlock) -> None:
-        """Queue a mic block; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""
+    def _enqueue(self, block: AudioBlock, stream: int) -> None:
+        """Queue a mic block of the mic open now; a loop that fell BACKLOG_S behind loses its oldest
+        audio, and says so."""
+        if stream != self._stream:
+            return
         if self._blocks.qsize() >= self._backlog:
             self._blocks.get_nowait()
             if self._counters["dropped_blocks"] % self._backlog == 0:  # one line per backlog's worth
