@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -38,7 +39,8 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,7 @@ class Cycle:
     cut_in_transcript: str | None = None
     answered: bool = False
     failed: str | None = None
+    ahead_ms: float | None = None  # mic audio sent past the reply audio back when the cut-in began
 
 
 class TalkingPage:
@@ -138,19 +141,26 @@ class TalkingPage:
                     await self.events.put(json.loads(message))
                 self.arrived.set()
 
-    async def event(self, kinds: set[str], limit_s: float = STEP_LIMIT_S) -> dict[str, Any]:
-        """The next event of one of ``kinds`` (others are skipped)."""
-        async with asyncio.timeout(limit_s):
+    async def event(
+        self, kinds: set[str], wanted: Callable[[dict[str, Any]], bool] = lambda event: True
+    ) -> dict[str, Any]:
+        """The next event of one of ``kinds`` that is ``wanted`` (others are skipped)."""
+        async with asyncio.timeout(STEP_LIMIT_S):
             while True:
                 event = await self.events.get()
-                if event["type"] in kinds:
+                if event["type"] in kinds and wanted(event):
                     return event
 
-    async def until(self, ready: Any, limit_s: float = STEP_LIMIT_S) -> None:
-        async with asyncio.timeout(limit_s):
+    async def until(self, ready: Callable[[], bool]) -> None:
+        async with asyncio.timeout(STEP_LIMIT_S):
             while not ready():
                 self.arrived.clear()
                 await self.arrived.wait()
+
+
+def spoken(event: dict[str, Any]) -> bool:
+    """A transcript of what the page said (the flooder's typed lines come through too)."""
+    return not str(event.get("id") or "").startswith("flood-")
 
 
 async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> Cycle:
@@ -158,24 +168,30 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
     try:
         await page.ws.send(json.dumps({"type": "session.reset"}))
         await page.event({"session.created"})
-        page.first_loud = None
         page.say(question)
-        found.question_transcript = (await page.event({"input.transcript"}))["text"]
+        found.question_transcript = (await page.event({"input.transcript"}, spoken))["text"]
+        turn = (await page.event({"response.created"}))["turn"]
+        page.first_loud = None  # the reply's audio comes after its response.created
         await page.until(lambda: page.first_loud is not None)
         first = page.first_loud
         assert first is not None
         await page.until(lambda: page.received >= first + CUT_IN_AFTER_S * RATE)
         page.say(cut_in)
+        found.ahead_ms = round((page.sent - page.received) / RATE * 1000, 1)
         onset = page.spoke_at + round(MANIFEST[CUT_IN]["start_s"] * RATE)
-        interrupted = await page.event({"response.interrupted", "response.done"})
+        ends = {"response.interrupted", "response.done"}
+        interrupted = await page.event(ends, lambda event: event.get("turn") == turn)
         if interrupted["type"] == "response.done":
             found.failed = "the reply played to its end: the cut-in did not stop it"
             return found
         found.heard = interrupted["heard"]
-        found.cut_in_transcript = (await page.event({"input.transcript"}))["text"]
+        found.cut_in_transcript = (await page.event({"input.transcript"}, spoken))["text"]
         # the fade after the stop may follow the event; the next reply's audio comes after the transcript
-        found.reaction_ms = round((page.last_loud - onset) / RATE * 1000, 1)
-        ended = await page.event({"response.done", "response.interrupted"})
+        if page.last_loud < onset:
+            found.failed = "the reply's audio had run dry before the cut-in (its synthesis fell behind)"
+        else:
+            found.reaction_ms = round((page.last_loud - onset) / RATE * 1000, 1)
+        ended = await page.event(ends, lambda event: event.get("turn") != turn)
         found.answered = ended["type"] == "response.done"
     except TimeoutError:
         found.failed = "a step took over a minute"
@@ -205,49 +221,82 @@ async def talk(url: str, done: asyncio.Event, cycles: list[Cycle]) -> str | None
     return None
 
 
-@dataclass
-class Crowd:
-    watchers: list[Watcher] = field(default_factory=list)
-    flooder: Flooder = field(default_factory=Flooder)
+async def crowd(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:
+    """The misbehaving clients until ``finish`` is set; says "ready" on ``out`` once all are there, then
+    its figures. Run in a process of its own, so the talking page's clock never waits on their loop."""
+    url = f"ws://127.0.0.1:{port}/ws"
+    stop = asyncio.Event()
+    watchers = [Watcher() for _ in range(watchers_wanted)]
+    watching = [asyncio.create_task(watch(url, stop, watcher)) for watcher in watchers]
+    await asyncio.sleep(1.0)
+    stalled = await asyncio.to_thread(stalled_reader, port)
+    flooder = Flooder()
+    flooding = asyncio.create_task(flood(url, stop, flooder))
+    out.put("ready")
+    await asyncio.to_thread(finish.wait)
+    stop.set()
+    await flooding
+    await asyncio.gather(*watching)
+    stalled.close()
+    kept = [watcher for watcher in watchers if watcher.closed is None]
+    out.put({
+        "watchers": {
+            "count": len(watchers),
+            "dropped": len(watchers) - len(kept),
+            "closed_as": dict(Counter(watcher.closed for watcher in watchers if watcher.closed)),
+            "all_got_the_same_events": len({watcher.digest.hexdigest() for watcher in kept}) <= 1,
+            "events_each": sorted({watcher.events for watcher in kept}),
+        },
+        "flooder": {
+            "connections": flooder.connections,
+            "input_text_sent": flooder.sent,
+            "input_text_taken": watchers[0].flood_inputs,
+            "rate_limited_errors_received": flooder.refused,
+            "closed": dict(flooder.closed),
+        },
+    })  # fmt: skip
+
+
+def crowd_process(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:
+    asyncio.run(crowd(port, watchers_wanted, finish, out))
 
 
 async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict[str, Any]:
     url = f"ws://127.0.0.1:{port}/ws"
-    done, stop_crowd, all_gone = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    done, all_gone = asyncio.Event(), asyncio.Event()
     started = time.monotonic()
     samples: list[dict[str, Any]] = []
     sampler = asyncio.create_task(sample(pid, started, all_gone, samples))
-    crowd = Crowd([Watcher() for _ in range(watchers_wanted)])
-    watching = [asyncio.create_task(watch(url, stop_crowd, watcher)) for watcher in crowd.watchers]
-    stalled = None
-    flooding = None
+    spawn = multiprocessing.get_context("spawn")
+    finish, out = spawn.Event(), spawn.Queue()
+    others = None
     if watchers_wanted:
-        await asyncio.sleep(1.0)
-        stalled = await asyncio.to_thread(stalled_reader, port)
-        flooding = asyncio.create_task(flood(url, stop_crowd, crowd.flooder))
+        others = spawn.Process(target=crowd_process, args=(port, watchers_wanted, finish, out))
+        others.start()
+        if await asyncio.to_thread(out.get, True, 120) != "ready":
+            raise RuntimeError("the crowd of clients did not start")
     cycles: list[Cycle] = []
     talking = asyncio.create_task(talk(url, done, cycles))
     await asyncio.sleep(seconds)
     done.set()
     page_closed = await talking
-    stop_crowd.set()
-    if flooding is not None:
-        await flooding
-    await asyncio.gather(*watching)
-    if stalled is not None:
-        stalled.close()
+    crowd_figures: dict[str, Any] = {}
+    if others is not None:
+        finish.set()
+        crowd_figures = await asyncio.to_thread(out.get, True, 120)
+        await asyncio.to_thread(others.join, 30)
     await asyncio.sleep(1.0)  # the last sample: every client gone
     all_gone.set()
     await sampler
-    return summarize(cycles, page_closed, crowd, samples, seconds)
+    return summarize(cycles, page_closed, samples, seconds) | crowd_figures
 
 
 def summarize(
-    cycles: list[Cycle], page_closed: str | None, crowd: Crowd, samples: list[dict[str, Any]], seconds: float
+    cycles: list[Cycle], page_closed: str | None, samples: list[dict[str, Any]], seconds: float
 ) -> dict[str, Any]:
     reactions = sorted(found.reaction_ms for found in cycles if found.reaction_ms is not None)
     cut = [found for found in cycles if found.heard is not None]
-    kept = [watcher for watcher in crowd.watchers if watcher.closed is None]
+    ahead = [found.ahead_ms for found in cycles if found.ahead_ms is not None]
     rss = [row["kiosk_rss_mb"] for row in samples]
     descriptors = [row["kiosk_fds"] for row in samples if row["kiosk_fds"] is not None]
     return {
@@ -265,22 +314,16 @@ def summarize(
         "answered_after_cut_in": sum(found.answered for found in cycles),
         "failed": dict(Counter(found.failed for found in cycles if found.failed is not None)),
         "page_closed": page_closed,
-        "watchers": {
-            "count": len(crowd.watchers),
-            "dropped": len(crowd.watchers) - len(kept),
-            "closed_as": dict(Counter(watcher.closed for watcher in crowd.watchers if watcher.closed)),
-            "all_got_the_same_events": len({watcher.digest.hexdigest() for watcher in kept}) <= 1,
-        },
-        "flooder": {
-            "connections": crowd.flooder.connections,
-            "input_text_sent": crowd.flooder.sent,
-            "input_text_taken": crowd.watchers[0].flood_inputs if crowd.watchers else 0,
-            "rate_limited_errors_received": crowd.flooder.refused,
-            "closed": dict(crowd.flooder.closed),
+        "page_ahead_of_its_reply_ms": {
+            "median": statistics.median(ahead) if ahead else None,
+            "max": max(ahead, default=None),
         },
         "kiosk_rss_mb": {"first": rss[0], "max": max(rss), "last_with_clients": rss[-2], "after": rss[-1]},
         "kiosk_fds": {"first": descriptors[0], "max": max(descriptors), "after": descriptors[-1]},
         "samples_every_30_s": samples,
+        "each_cycle_reaction_words_heard_failed": [
+            [found.reaction_ms, len((found.heard or "").split()), found.failed] for found in cycles
+        ],
     }
 
 
