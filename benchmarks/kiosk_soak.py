@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -42,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from typing import Any
 from against import run_against, without_against
 from stand_in_llm import StandInLlm
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from voice.audio.pulse import private_pulse
 
@@ -119,9 +121,11 @@ class Soak:
         self.caption_steps: list[int] = []
         self.turn_s: list[float] = []
         self.ended: Counter[str] = Counter()
+        self.recent: deque[str] = deque(maxlen=20)  # the latest events, to say where a stuck turn stood
 
     async def next(self) -> dict[str, Any]:
         event: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), TURN_LIMIT_S))
+        self.recent.append(" ".join(str(event.get(key, "")) for key in ("type", "state", "words", "message")))
         if event["type"] == "error":
             self.errors[event["code"]] += 1
         return event
@@ -241,10 +245,19 @@ async def soak(url: str, args: argparse.Namespace, sampler: Sampler) -> dict[str
         run = Soak(ws, args.seed, args.stop_share, tuple(args.stop_words))
         rss_early: dict[str, int | None] = {}
         rss_every_20: list[dict[str, int | None]] = []
+        stuck: dict[str, Any] | None = None  # a turn that got no event for TURN_LIMIT_S ends the soak
         for number in range(1, args.turns + 1):
             if deadline is not None and time.monotonic() > deadline:
                 break
-            await run.turn(number)
+            try:
+                await run.turn(number)
+            except TimeoutError:
+                stuck = {"turn": number, "last_events": list(run.recent), "state_a_new_client_sees": None}
+                with contextlib.suppress(OSError, TimeoutError, ConnectionClosed):
+                    async with connect(url) as fresh:
+                        snapshot_now = json.loads(await asyncio.wait_for(fresh.recv(), 10))
+                        stuck["state_a_new_client_sees"] = snapshot_now["state"]
+                break
             sampler.turns = number
             if number == min(10, args.turns):  # caches and the model warmed up
                 rss_early = {"kiosk": rss_kb(kiosk_pid), "llm": _llm_rss(kiosk_pid)}
@@ -252,6 +265,7 @@ async def soak(url: str, args: argparse.Namespace, sampler: Sampler) -> dict[str
                 rss_every_20.append({"turn": number, "kiosk": rss_kb(kiosk_pid), "llm": _llm_rss(kiosk_pid)})
         rss_end = {"kiosk": rss_kb(kiosk_pid), "llm": _llm_rss(kiosk_pid)}
     return {
+        "stuck": stuck,
         "session": snapshot["session"],
         "turns_asked": args.turns,
         "turns_done": sampler.turns,

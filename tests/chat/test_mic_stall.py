@@ -69,7 +69,9 @@ class StallingMicrophone:
     """Delivers ``before`` blocks, stalls for ``stall_s``, then delivers ``after`` more at once, closed or
     not: a device whose thread was starved, catching up on its overdue blocks."""
 
-    def __init__(self, deliver: Callable[[AudioBlock], None], before: int, stall_s: float, after: int):
+    def __init__(
+        self, deliver: Callable[[AudioBlock], None], before: int, stall_s: float, after: int
+    ) -> None:
         self.overflows = 0
         self.closed = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(deliver, before, stall_s, after), daemon=True)
