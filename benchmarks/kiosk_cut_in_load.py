@@ -7,7 +7,7 @@ the kiosk's microphone and speaker over the websocket, as the browser page is: 2
 s16le paced by its own clock, each answered with as much reply audio, and ``playback.position`` reported
 as soon as that audio arrives (a speaker with no output latency). Over and over it does what
 audio/scenarios/interrupt-mid.json does (the held-out-style cut-in): a fresh conversation
-(``session.reset``), says what-weather.wav, and 5.71 s into the reply's audio says sorry-sunday.wav over
+(``session.reset``), says what-weather.wav, and 3.5 s into the reply's audio says sorry-sunday.wav over
 it. The LLM is benchmarks/stand_in_llm.py with that scenario's two replies and its pacing (300 ms to the
 first delta, 40 ms between deltas), so every cycle asks for the same words.
 
@@ -58,7 +58,9 @@ MANIFEST = {
     fixture["file"]: fixture for fixture in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]
 }
 QUESTION, CUT_IN = "what-weather.wav", "sorry-sunday.wav"
-CUT_IN_AFTER_S = SCENARIO["user"][1]["after_ms"] / 1000  # into the reply's audio
+# Into the reply's audio, so that the cut-in's onset falls inside its first sentence (the scenario's
+# 5.71 s lands in the pause after it, where the stop cannot be heard as the audio ending).
+CUT_IN_AFTER_S = 3.5
 RATE = 16000
 FRAME = 320  # 20 ms, as the page sends
 LOUD = 10 ** (-60 / 20)  # a reply sample above -60 dBFS is sound, below it the fade's tail
@@ -84,6 +86,7 @@ class Cycle:
     cut_in_transcript: str | None = None
     answered: bool = False
     failed: str | None = None
+    audio_end_ms: float | None = None  # the kiosk's own account of where the reply's audio stopped
     ahead_ms: float | None = None  # mic audio sent past the reply audio back when the cut-in began
 
 
@@ -185,6 +188,7 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
             found.failed = "the reply played to its end: the cut-in did not stop it"
             return found
         found.heard = interrupted["heard"]
+        found.audio_end_ms = interrupted["audio_end_ms"]
         found.cut_in_transcript = (await page.event({"input.transcript"}, spoken))["text"]
         # the fade after the stop may follow the event; the next reply's audio comes after the transcript
         if page.last_loud < onset:
