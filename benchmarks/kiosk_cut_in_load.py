@@ -7,7 +7,7 @@ the kiosk's microphone and speaker over the websocket, as the browser page is: 2
 s16le paced by its own clock, each answered with as much reply audio, and ``playback.position`` reported
 as soon as that audio arrives (a speaker with no output latency). Over and over it does what
 audio/scenarios/interrupt-mid.json does (the held-out-style cut-in): a fresh conversation
-(``session.reset``), says what-weather.wav, and 3.5 s into the reply's audio says sorry-sunday.wav over
+(``session.reset``), says what-weather.wav, and 2 s into the reply's audio says sorry-sunday.wav over
 it. The LLM is benchmarks/stand_in_llm.py with that scenario's two replies and its pacing (300 ms to the
 first delta, 40 ms between deltas), so every cycle asks for the same words.
 
@@ -58,9 +58,9 @@ MANIFEST = {
     fixture["file"]: fixture for fixture in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]
 }
 QUESTION, CUT_IN = "what-weather.wav", "sorry-sunday.wav"
-# Into the reply's audio, so that the cut-in's onset falls inside its first sentence (the scenario's
-# 5.71 s lands in the pause after it, where the stop cannot be heard as the audio ending).
-CUT_IN_AFTER_S = 3.5
+# Into the reply's audio, so that the cut-in's onset falls inside its first sentence (12 words, about
+# 3.4 s): in the pause after it (the scenario's 5.71 s on a loaded machine) no stop can be heard.
+CUT_IN_AFTER_S = 2.0
 RATE = 16000
 FRAME = 320  # 20 ms, as the page sends
 LOUD = 10 ** (-60 / 20)  # a reply sample above -60 dBFS is sound, below it the fade's tail
@@ -192,7 +192,7 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
         found.cut_in_transcript = (await page.event({"input.transcript"}, spoken))["text"]
         # the fade after the stop may follow the event; the next reply's audio comes after the transcript
         if page.last_loud < onset:
-            found.failed = "the reply's audio had run dry before the cut-in (its synthesis fell behind)"
+            found.failed = "the cut-in began in a pause of the reply's audio: no stop to hear"
         else:
             found.reaction_ms = round((page.last_loud - onset) / RATE * 1000, 1)
         ended = await page.event(ends, lambda event: event.get("turn") != turn)
@@ -325,8 +325,9 @@ def summarize(
         "kiosk_rss_mb": {"first": rss[0], "max": max(rss), "last_with_clients": rss[-2], "after": rss[-1]},
         "kiosk_fds": {"first": descriptors[0], "max": max(descriptors), "after": descriptors[-1]},
         "samples_every_30_s": samples,
-        "each_cycle_reaction_words_heard_failed": [
-            [found.reaction_ms, len((found.heard or "").split()), found.failed] for found in cycles
+        "each_cycle_reaction_audio_end_words_heard_failed": [
+            [found.reaction_ms, found.audio_end_ms, len((found.heard or "").split()), found.failed]
+            for found in cycles
         ],
     }
 
