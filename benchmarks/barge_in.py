@@ -529,13 +529,17 @@ def eagerness_kwargs(eagerness: str | None) -> dict[str, Any]:
 
 
 def voice_to_voice_parts(
-    models: SpeechModels, work: Path, started: float, eagerness: str | None = None
+    models: SpeechModels,
+    work: Path,
+    started: float,
+    eagerness: str | None = None,
+    embedded_only: bool = False,
 ) -> dict[str, Any]:
     """Voice-to-voice medians over real-time runs, scripted LLM at once and embedded, split into steps."""
     variants = work / "at-once-scenarios"
     variants.mkdir(parents=True, exist_ok=True)
     scripted: list[dict[str, Any]] = []
-    for name in AT_ONCE_SCENARIOS:
+    for name in () if embedded_only else AT_ONCE_SCENARIOS:
         path = at_once_variant(name, variants)
         for number in range(1, AT_ONCE_RUNS + 1):
             progress(f"voice to voice, LLM at once: {name} run {number}/{AT_ONCE_RUNS}", started)
@@ -576,31 +580,60 @@ def voice_to_voice_parts(
             embedded += parts_rows(report, out, timers, run_started, run=number)
     return {
         "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
-        "embedded": {**voice_parts.medians(embedded), "turns": embedded},
+        "embedded": embedded_medians(embedded),
     }
 
 
-def voice_to_voice_only(work: Path, eagerness: str | None = None) -> dict[str, Any]:
+def embedded_medians(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over every embedded turn, and apart for the question (turn 1) and the cut-in (turn 2)."""
+    return {
+        **voice_parts.medians(turns),
+        "question": voice_parts.medians([row for row in turns if row["turn"] == 1]),
+        "cut_in": voice_parts.medians([row for row in turns if row["turn"] == 2]),
+        "turns": turns,
+    }
+
+
+def voice_to_voice_only(
+    work: Path, eagerness: str | None = None, embedded_only: bool = False
+) -> dict[str, Any]:
     started = time.monotonic()
+    load_before = os.getloadavg()[0]
     progress("loading the speech models", started)
-    result = voice_to_voice_parts(load_speech_models(), work, started, eagerness)
-    result["load_1min"] = round(os.getloadavg()[0], 2)
+    result = voice_to_voice_parts(load_speech_models(), work, started, eagerness, embedded_only)
+    result["load_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     return result
+
+
+def merged_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One tree's rounds as one result: medians over every round's turns, each round's load average."""
+    scripted = [row for result in rounds for row in result["scripted_at_once"]["turns"]]
+    embedded = [row for result in rounds for row in result["embedded"]["turns"]]
+    return {
+        "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
+        "embedded": embedded_medians(embedded),
+        "load_1min": [result["load_1min"] for result in rounds],
+    }
 
 
 def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> dict[str, Any]:
     """The medians of both trees next to each other; every turn's parts follow."""
-    summary = {
-        kind: {
-            "before": {k: v for k, v in before[kind].items() if k != "turns"},
-            "after": {k: v for k, v in after[kind].items() if k != "turns"},
-        }
-        for kind in ("scripted_at_once", "embedded")
-    }
+
+    def summary(result: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in result.items() if k != "turns"}
+
     return {
         "before_tree": tree,
-        "load_1min": [before["load_1min"], after["load_1min"]],
-        **summary,
+        "load_1min": {"before": before["load_1min"], "after": after["load_1min"]},
+        "scripted_at_once": {
+            "before": summary(before["scripted_at_once"]),
+            "after": summary(after["scripted_at_once"]),
+        },
+        "embedded": {
+            part: {"before": summary(before["embedded"][part]), "after": summary(after["embedded"][part])}
+            for part in ("question", "cut_in")
+        }
+        | {"all": {"before": summary(before["embedded"]), "after": summary(after["embedded"])}},
         "before": before,
         "after": after,
     }
@@ -780,6 +813,15 @@ def main() -> int:
         "--against", type=Path, help="with --voice-to-voice or --reaction: another tree to run first"
     )
     parser.add_argument(
+        "--embedded-only", action="store_true", help="with --voice-to-voice: only the embedded LLM's runs"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --voice-to-voice: rounds of TREE's runs then this tree's, alternated (the load moves)",
+    )
+    parser.add_argument(
         "--eagerness",
         choices=("low", "auto", "high"),
         help="with --voice-to-voice: this tree's eagerness (the --against tree runs as it is)",
@@ -797,17 +839,15 @@ def main() -> int:
         print(json.dumps(after if before is None else {"before": before, "after": after}, indent=2))
         return 0
     if args.voice_to_voice:
-        before = None
-        if args.against is not None:
-            argv = without_against(sys.argv[1:])
-            if "--eagerness" in argv:
-                at = argv.index("--eagerness")
-                argv = argv[:at] + argv[at + 2 :]
-            argv = [arg for arg in argv if not arg.startswith("--eagerness=")]
-            before = run_against(args.against, __file__, argv)
-        with tempfile.TemporaryDirectory(prefix="voice-to-voice-") as folder:
-            after = voice_to_voice_only(Path(folder), args.eagerness)
-        result = after if before is None else side_by_side(before, after, str(args.against))
+        argv = ["--voice-to-voice", *(["--embedded-only"] if args.embedded_only else [])]
+        befores, afters = [], []
+        for _ in range(args.rounds):
+            if args.against is not None:  # the other tree runs as it is, without this tree's eagerness
+                befores.append(run_against(args.against, __file__, argv))
+            with tempfile.TemporaryDirectory(prefix="voice-to-voice-") as folder:
+                afters.append(voice_to_voice_only(Path(folder), args.eagerness, args.embedded_only))
+        after = merged_rounds(afters)
+        result = after if not befores else side_by_side(merged_rounds(befores), after, str(args.against))
         print(json.dumps(result, indent=2))
         return 0
     if args.keep is not None:

@@ -178,7 +178,8 @@ def turn_parts(
         if user_end - 0.05 <= room(s) <= turn_end + 0.05
     ]
     offer = min(offers, default=turn_end)
-    tokens = [(room(s), room(f)) for s, f in timers.first_token if abs(room(s) - request) < 0.1]
+    # the first stream after the request: under load its worker may start it a while later
+    tokens = sorted((room(s), room(f)) for s, f in timers.first_token if room(s) >= request - 0.05)
     tts = [(room(s), room(e)) for s, e in timers.spans.get("tts", []) if room(s) >= request - 0.02]
     if not tokens or not tts:
         return None

@@ -70,6 +70,20 @@ def test_the_first_clause_break_waits_for_a_few_words() -> None:
     assert chunks == ["Well, I think so,", "yes.", "Fine."]
 
 
+def test_a_first_sentence_without_a_clause_break_is_spoken_before_its_end() -> None:
+    reply = "The weather is forecasted to be mostly sunny with a light breeze. Take a hat with you."
+
+    chunks = chunk_all([word + " " for word in reply.split()])
+
+    # Not before "to": five words first. Later sentences stay whole, however many phrases they hold.
+    assert chunks == [
+        "The weather is forecasted to be mostly sunny",
+        "with a light breeze.",
+        "Take a hat with you.",
+    ]
+    assert chunk_all([reply], SpeechChunker(first_phrase_words=None))[0].endswith("breeze.")
+
+
 def test_a_sentence_without_an_end_is_cut_at_the_word_limit() -> None:
     chunks = chunk_all([" ".join(["word"] * 25)], SpeechChunker(max_words=10))
 

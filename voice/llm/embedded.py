@@ -99,7 +99,7 @@ class EmbeddedServer:
         self._gguf = gguf
         self._alias = model
         self._n_ctx = n_ctx
-        self._threads = threads or os.cpu_count() or 1
+        self._threads = threads or default_threads()
         self._startup_timeout_s = startup_timeout_s
         self._warm_up = warm_up
         self._log_path = log_path
@@ -314,6 +314,14 @@ class EmbeddedServer:
 
     def _last_output(self) -> str:
         return self._output.last_line() if self._output is not None else "no output"
+
+
+def default_threads() -> int:
+    """Half the cores this process may use, at least one: whisper and piper run at the same moments as the
+    model, and llama.cpp's threads wait for each other at every token, so one that loses its core stalls
+    them all (on 2 busy cores, two threads took seconds where one took a few hundred ms)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // 2)
 
 
 def describe_exit(code: int) -> str:
