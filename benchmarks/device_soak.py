@@ -54,7 +54,7 @@ from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_c
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
 from voice.engine.engine import Engine, Phase
-from voice.events import Failure, ResponseInterrupted, StreamEvent
+from voice.events import Failure, StreamEvent
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.runtime import ChatModelThinker, Work
 
@@ -92,6 +92,11 @@ class RecordingCanceller:
         self.mic.append(mic.samples.copy())
         self.reference.append(reference.samples.copy())
         return self.inner.process(mic, reference)
+
+    def rest(self, mic: AudioBlock) -> AudioBlock:
+        self.mic.append(mic.samples.copy())
+        self.reference.append(np.zeros(mic.frames, dtype=np.float32))
+        return self.inner.rest(mic)
 
 
 def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
@@ -259,9 +264,9 @@ def true_reactions(
     script: Script, canceller: RecordingCanceller, manifest: dict[str, dict[str, Any]], cuts: list[int]
 ) -> list[dict[str, Any]]:
     """Each cut-in measured in what the mic really captured: the WAV found in it by correlation (its
-    speech onset), the block where the engine stopped the reply (``cuts``, mic clock), and the last of the
-    reply's sound reaching the mic (the reference's last sound before the next reply, moved by the lag
-    the echo really had). ``queued_ms`` is the audio still played after the block that stopped it."""
+    speech onset), the block where the engine paused the reply for it (``cuts``, mic clock), and the last
+    of the reply's sound reaching the mic (the reference's last sound within half a second, moved by the
+    lag the echo really had). ``queued_ms`` is the audio still played after the block that paused it."""
     mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
     rate, rows = ENGINE_RATE, []
     for play in (p for p in script.played if p.interruption):
@@ -283,7 +288,7 @@ def true_reactions(
             rows.append({"wav": play.wav, "match": round(float(scores.max()), 2), "cut": None})
             continue
         lag = lag_of(mic, reference, onset)
-        # the next reply (to the cut-in) begins well over half a second later
+        # a false barge-in resumes the reply, a cut-in's answer begins, well over half a second later
         sound = np.flatnonzero(np.abs(reference[: cut + rate // 2]) > 1e-3)
         end = None if lag is None or not len(sound) else int(sound[-1]) + lag
         rows.append({
@@ -468,15 +473,20 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 talk.stop()
 
         errors: list[str] = []
-        cuts: list[int] = []  # mic clock of each block that stopped a reply
+        cuts: list[int] = []  # mic clock of each block where speech over a reply paused it
 
         def note_failure(event: StreamEvent) -> None:
             if isinstance(event, Failure):
                 errors.append(event.code)
-            if isinstance(event, ResponseInterrupted):
-                cuts.append(talk.clock)
 
         talk.runner.events.subscribe(note_failure)
+        pause = talk.buffer.pause
+
+        def noted_pause() -> None:
+            cuts.append(talk.clock)
+            pause()
+
+        talk.buffer.pause = noted_pause  # type: ignore[method-assign]
         block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated before the start RSS: the soak must not grow itself
         blocks = [0]
         step = talk._step

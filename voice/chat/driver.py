@@ -300,9 +300,10 @@ class DeviceConversation:
         self._note_idle()
 
     def _note_idle(self) -> None:
-        """Let the mic's blocks gather while nobody speaks and nothing plays."""
+        """While nobody speaks and nothing plays, the mic's blocks gather and the echo canceller rests."""
         if self._batches is not None:
-            self._batches.idle = self._listening and not self.buffer.is_playing
+            idle = self._listening and not self.buffer.is_playing
+            self._batches.idle = self._echo.resting = idle
 
     def _follow_state(self, event: StreamEvent) -> None:
         if isinstance(event, StateChanged):
