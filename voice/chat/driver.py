@@ -26,7 +26,7 @@ from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import CloseSession, EndConversation
+from voice.engine.inputs import CloseSession, EndConversation
 from voice.errors import DeviceError
 from voice.events import StateChanged, StreamEvent
 from voice.runtime import ActionRunner, Thinker, Work
