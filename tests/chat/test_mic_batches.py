@@ -19,8 +19,8 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.chat.driver import AudioInput, DeviceConversation, DeviceSettings
 from voice.chat.mic_batches import MicBatches
+from voice.client_events import SpeechStarted, StreamEvent
 from voice.components import SpeechModels, make_engine
-from voice.events import SpeechStarted, StreamEvent
 from voice.runtime import Work
 
 

@@ -21,6 +21,7 @@ from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.input_level import LevelMeter
 from voice.chat.mic_batches import MicBatches
+from voice.client_events import StateChanged, StreamEvent
 from voice.components import SpeechModels
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
@@ -28,7 +29,6 @@ from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
 from voice.engine.inputs import CloseSession, EndConversation
 from voice.errors import DeviceError
-from voice.events import StateChanged, StreamEvent
 from voice.runtime import ActionRunner, Thinker, Work
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
