@@ -143,3 +143,38 @@ def test_blocks_at_another_rate_are_refused() -> None:
     samples = np.zeros(480, dtype=np.float32)
     with pytest.raises(AudioError, match="16000 Hz"):
         WebRtcEchoCanceller().process(AudioBlock(samples, 48000), AudioBlock(samples, 48000))
+
+
+def test_a_rest_hands_back_the_mic_in_place_and_the_echo_is_removed_after_it(room: Room) -> None:
+    """Idle listening rests AEC3: the mic comes back where it belongs, and the next reply's echo is
+    removed at once with what AEC3 had learned before the rest."""
+    canceller = WebRtcEchoCanceller()
+    total = len(room.mic) // 320 * 320  # whole blocks: no remainder of the reply waits in AEC3
+    quiet = (0.001 * np.random.default_rng(2).standard_normal(2 * RATE)).astype(np.float32)
+    pieces: list[AudioBlock] = []
+    for offset in range(0, total, 320):
+        span = slice(offset, offset + 320)
+        pieces.append(
+            canceller.process(
+                AudioBlock(room.mic[span], RATE, offset), AudioBlock(room.reference[span], RATE, offset)
+            )
+        )
+    for offset in range(0, len(quiet), 2560):
+        pieces.append(canceller.rest(AudioBlock(quiet[offset : offset + 2560], RATE, total + offset)))
+    again = total + len(quiet)
+    for offset in range(0, total, 320):
+        span = slice(offset, offset + 320)
+        pieces.append(
+            canceller.process(
+                AudioBlock(room.mic[span], RATE, again + offset),
+                AudioBlock(room.reference[span], RATE, again + offset),
+            )
+        )
+
+    assert all(a.end == b.start for a, b in itertools.pairwise(pieces))
+    out = np.concatenate([p.samples for p in pieces])
+    start = pieces[0].start
+    rested = slice(total + 128 - start, again - start)
+    assert np.array_equal(out[rested], quiet[128:])  # the mic itself, in place
+    settled = slice(again + RATE // 2 - start, again + room.user_at - start)
+    assert db(room.mic[RATE // 2 : room.user_at]) - db(out[settled]) > 10
