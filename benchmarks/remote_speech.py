@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from barge_in import SCENARIOS, Run, progress, simulate, spoken_prefix, words
+from scenario_runs import SCENARIOS, Run, progress, simulate
+from spoken_prefix import spoken_prefix
+from word_error import words
 
 from tests.remote.servers import (
     LOCAL_TTS_RATE,

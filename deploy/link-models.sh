@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from voice.asr.whisper import bundled_model_dir
-from voice.llm.embedded import bundled_gguf
+from voice.llm.embedded_server import bundled_gguf
 from voice.tts.piper_voice import bundled_voice_path
 
 folder = Path(sys.argv[1])

@@ -220,9 +220,9 @@ def test_cut_in_speech_starts_while_the_reply_plays(path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_fixture_maker_regenerates_what_is_committed(tmp_path: Path) -> None:
-    """``audio/make_fixtures.py`` run in a scratch folder rebuilds the committed audio and scenarios.
+    """``audio/make_fixtures.py`` run in a scratch folder rebuilds the committed audio and its manifest.
 
-    espeak-ng's fixtures, the manifest and the scenarios come out byte for byte. Piper's differ in the
+    espeak-ng's fixtures and the manifest come out byte for byte. Piper's differ in the
     last bit or two of a few samples from one ONNX Runtime CPU kernel to another, so those are compared
     sample by sample.
     """
@@ -233,8 +233,8 @@ def test_the_fixture_maker_regenerates_what_is_committed(tmp_path: Path) -> None
     env = {**os.environ, "PYTHONPATH": str(repo)}
     subprocess.run([sys.executable, str(scratch / "make_fixtures.py")], check=True, env=env, timeout=600)
     made = sorted(p.relative_to(scratch) for p in scratch.rglob("*") if p.is_file() and p.suffix != ".py")
-    # Every WAV comes from the maker; a few scenarios (late echo, drift) are written by hand.
-    assert {p for p in made if p.suffix == ".wav"} == {p.relative_to(AUDIO) for p in AUDIO.glob("*.wav")}
+    # Every WAV comes from the maker, and nothing else but the manifest: the scenarios are written by hand.
+    assert set(made) == {p.relative_to(AUDIO) for p in AUDIO.glob("*.wav")} | {Path("manifest.json")}
     piper = {f"{fixture['file']}" for fixture in FIXTURES if fixture["voice"].startswith("piper")}
     assert piper, "some fixtures are spoken by piper"
     for name in made:

@@ -9,7 +9,7 @@ import pytest
 
 from voice.asr.whisper import bundled_model_dir
 from voice.audio import speech_probability
-from voice.llm.embedded import bundled_gguf
+from voice.llm.embedded_server import bundled_gguf
 from voice.models.catalog import Installed, Wheels, load_catalog
 from voice.models.store import models_dir, present, sha256_of
 from voice.tts.piper_voice import bundled_voice_path

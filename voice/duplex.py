@@ -66,12 +66,14 @@ class EchoPath:
     the engine gets AEC3's output with the user put back where AEC3 muted double talk.
 
     ``played`` takes every block handed to the output (on the output's thread); without a canceller
-    the mic goes to the engine as it is.
+    the mic goes to the engine as it is. While ``resting`` (a driver's idle listening) the canceller
+    rests once the speaker has been silent for longer than its echo lasts.
     """
 
     def __init__(self, canceller: EchoCanceller | None, reference: EchoReference) -> None:
         self.canceller = canceller
         self.reference = reference
+        self.resting = False
         self._asr_signal = AsrSignal() if canceller is not None else None
         self._realignments = reference.realignments
 
@@ -92,8 +94,11 @@ class EchoPath:
             self.reference.realignments != self._realignments,
             self.reference.realignments,
         )
-        self._asr_signal.add(block, reference, realigned)
-        return self._asr_signal.for_vad(self.canceller.process(block, reference))
+        signal = self._asr_signal
+        signal.add(block, reference, realigned)
+        if self.resting and signal.speaker_long_silent:
+            return signal.for_vad(self.canceller.rest(block))
+        return signal.for_vad(self.canceller.process(block, reference))
 
 
 class Duplex:

@@ -109,15 +109,72 @@ def test_reference_must_cover_the_same_span_as_the_mic() -> None:
         canceller.process(AudioBlock(samples, RATE, 0), AudioBlock(samples, RATE, 160))
 
 
-def test_mic_blocks_must_follow_each_other() -> None:
+def test_mic_blocks_must_not_go_back() -> None:
     canceller = WebRtcEchoCanceller()
     samples = np.zeros(320, dtype=np.float32)
     canceller.process(AudioBlock(samples, RATE, 0), AudioBlock(samples, RATE, 0))
     with pytest.raises(ProtocolError, match="does not follow"):
-        canceller.process(AudioBlock(samples, RATE, 640), AudioBlock(samples, RATE, 640))
+        canceller.process(AudioBlock(samples, RATE, 160), AudioBlock(samples, RATE, 160))
+
+
+@pytest.mark.parametrize("block", [320, 333])
+def test_after_audio_the_driver_dropped_the_stream_goes_on_where_the_audio_belongs(block: int) -> None:
+    """A loop that fell behind drops its oldest mic blocks (voice/chat/driver.py); the kiosk died of
+    the gap. The blocks after it come back on the clock past the gap, never overlapping what came back."""
+    user = (0.1 * np.random.default_rng(2).standard_normal(2 * RATE)).astype(np.float32)
+    canceller = WebRtcEchoCanceller()
+    pieces = []
+    starts = [*range(0, RATE // 2, block), *range(RATE, 2 * RATE - block, block)]  # half a second lost
+    for start in starts:
+        span = slice(start, start + block)
+        silent = np.zeros(block, dtype=np.float32)
+        pieces.append(canceller.process(AudioBlock(user[span], RATE, start), AudioBlock(silent, RATE, start)))
+
+    assert all(a.end <= b.start for a, b in itertools.pairwise(pieces))
+    after = [piece for piece in pieces if piece.start >= RATE]
+    assert after[0].start == RATE
+    assert all(a.end == b.start for a, b in itertools.pairwise(after))
+    out = np.concatenate([piece.samples for piece in after])
+    # the user's voice after the gap is where it was said, not shifted by what was lost
+    assert np.corrcoef(out[2000:], user[RATE + 2000 : RATE + len(out)])[0, 1] > 0.9
 
 
 def test_blocks_at_another_rate_are_refused() -> None:
     samples = np.zeros(480, dtype=np.float32)
     with pytest.raises(AudioError, match="16000 Hz"):
         WebRtcEchoCanceller().process(AudioBlock(samples, 48000), AudioBlock(samples, 48000))
+
+
+def test_a_rest_hands_back_the_mic_in_place_and_the_echo_is_removed_after_it(room: Room) -> None:
+    """Idle listening rests AEC3: the mic comes back where it belongs, and the next reply's echo is
+    removed at once with what AEC3 had learned before the rest."""
+    canceller = WebRtcEchoCanceller()
+    total = len(room.mic) // 320 * 320  # whole blocks: no remainder of the reply waits in AEC3
+    quiet = (0.001 * np.random.default_rng(2).standard_normal(2 * RATE)).astype(np.float32)
+    pieces: list[AudioBlock] = []
+    for offset in range(0, total, 320):
+        span = slice(offset, offset + 320)
+        pieces.append(
+            canceller.process(
+                AudioBlock(room.mic[span], RATE, offset), AudioBlock(room.reference[span], RATE, offset)
+            )
+        )
+    for offset in range(0, len(quiet), 2560):
+        pieces.append(canceller.rest(AudioBlock(quiet[offset : offset + 2560], RATE, total + offset)))
+    again = total + len(quiet)
+    for offset in range(0, total, 320):
+        span = slice(offset, offset + 320)
+        pieces.append(
+            canceller.process(
+                AudioBlock(room.mic[span], RATE, again + offset),
+                AudioBlock(room.reference[span], RATE, again + offset),
+            )
+        )
+
+    assert all(a.end == b.start for a, b in itertools.pairwise(pieces))
+    out = np.concatenate([p.samples for p in pieces])
+    start = pieces[0].start
+    rested = slice(total + 128 - start, again - start)
+    assert np.array_equal(out[rested], quiet[128:])  # the mic itself, in place
+    settled = slice(again + RATE // 2 - start, again + room.user_at - start)
+    assert db(room.mic[RATE // 2 : room.user_at]) - db(out[settled]) > 10

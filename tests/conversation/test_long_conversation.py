@@ -19,7 +19,7 @@ from voice.conversation.items import UserText
 from voice.conversation.log_records import HistoryTrimmed
 from voice.conversation.session_log import SessionLog, load_session
 from voice.llm.config import LlmConfig
-from voice.llm.embedded import open_chat_model
+from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatRequest, ChatSettings, SizedChatModel, TextDelta
 
 pytestmark = pytest.mark.models

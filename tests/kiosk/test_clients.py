@@ -43,7 +43,7 @@ from voice.kiosk.limits import ALL_CLIENTS, TYPING
 from voice.kiosk.server import MAX_FRAME_BYTES, KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
 from voice.llm.config import LlmConfig
-from voice.llm.embedded import open_chat_model
+from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings
 
 WATCHERS = 50

@@ -25,8 +25,10 @@ from voice.cancel import CancelToken
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import AssistantText, UserText
 from voice.llm.config import LlmConfig
-from voice.llm.embedded import EmbeddedChatModel, EmbeddedServer, open_chat_model
+from voice.llm.embedded_chat import EmbeddedChatModel
+from voice.llm.embedded_server import EmbeddedServer
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
+from voice.llm.open_model import open_chat_model
 from voice.llm.openai_client import OpenAIChatModel, request_payload
 from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
@@ -148,7 +150,7 @@ PARENT = textwrap.dedent(
     """
     import os, select, signal, socket, sys
     from pathlib import Path
-    from voice.llm.embedded import EmbeddedServer
+    from voice.llm.embedded_server import EmbeddedServer
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     wake, woken = socket.socketpair()

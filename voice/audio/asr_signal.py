@@ -112,6 +112,11 @@ class AsrSignal:
                 user = self._gate(mic.start // self._frame, words, mic.samples)
             _write(self._user, mic.start // self._frame, user)
 
+    @property
+    def speaker_long_silent(self) -> bool:
+        """Has the speaker been silent for longer than any echo of it lasts?"""
+        return self._quiet > self._settled
+
     def _gate(self, first: int, words: Samples, raw: Samples) -> np.ndarray:
         """Per 10 ms frame from ``first``: does the linear output hold the user, not residual echo?
 

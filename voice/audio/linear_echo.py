@@ -67,7 +67,8 @@ class SpeexEchoCanceller:
     """Echo subtracted by Speex's adaptive filter from ``mic``, given the speaker's ``reference``.
 
     Each returned block covers the same clock span as the mic block (the filter adds no delay);
-    blocks must be whole 10 ms frames and follow each other. Not thread-safe: one per mic stream.
+    blocks must be whole 10 ms frames, each after the previous one (a gap is audio the driver dropped).
+    Not thread-safe: one per mic stream.
     """
 
     def __init__(self, rate: int = ENGINE_RATE, tail_ms: int = TAIL_MS) -> None:
@@ -91,7 +92,7 @@ class SpeexEchoCanceller:
             raise AudioError(f"linear echo canceller needs mono {self.rate} Hz blocks")
         if mic.frames % self._frame:
             raise AudioError(f"linear echo canceller takes whole {FRAME_MS} ms frames, got {mic.frames}")
-        if self._next is not None and mic.start != self._next:
+        if self._next is not None and mic.start < self._next:  # after a gap (audio dropped) it goes on
             raise ProtocolError(f"mic block at sample {mic.start} does not follow the previous one")
         self._next = mic.end
         near, far = _pcm(mic.samples), _pcm(reference.samples)

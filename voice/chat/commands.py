@@ -20,7 +20,7 @@ from voice.config.flags import add_device_arguments, add_speech_arguments, add_t
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
 from voice.llm.config import add_llm_arguments
-from voice.llm.embedded import open_chat_model
+from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
 from voice.tools.toolbox import McpToolbox

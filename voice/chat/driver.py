@@ -20,6 +20,8 @@ from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.input_level import LevelMeter
+from voice.chat.mic_batches import MicBatches
+from voice.client_events import StateChanged, StreamEvent
 from voice.components import SpeechModels
 from voice.conversation.session_log import SessionLog
 from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
@@ -46,11 +48,13 @@ class DeviceSettings:
 
     40 ms blocks halve the per-block cost of 20 ms ones (idle CPU is mostly waking up to move blocks)
     and add at most 20 ms to the barge-in reaction; VAD and AEC still work in 20 and 10 ms frames.
+    While nobody speaks and the assistant is silent, the loop takes ``idle_batch_ms`` of them at once.
     """
 
     input_device: DeviceSpec = None
     output_device: DeviceSpec = None
     block_ms: int = 40
+    idle_batch_ms: int = 160
 
 
 OpenInput = Callable[[Callable[[AudioBlock], None]], AudioInput]
@@ -79,7 +83,9 @@ class DeviceConversation:
 
     ``open_input`` / ``open_output`` default to the devices ``devices`` names; tests hand in their own.
     ``say`` prints the one-line notices about devices (stderr by default). With ``input_levels`` the
-    stream also carries the mic's level (``input.level``, ten a second) for a live meter.
+    stream also carries the mic's level (``input.level``, ten a second) for a live meter. Real devices
+    hand the loop their blocks in batches while the conversation is idle (``devices.idle_batch_ms``);
+    handed-in inputs do too with ``idle_batches``.
     """
 
     def __init__(
@@ -96,6 +102,7 @@ class DeviceConversation:
         open_output: OpenOutput | None = None,
         say: Callable[[str], None] | None = None,
         input_levels: bool = False,
+        idle_batches: bool | None = None,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self._echo = EchoPath(echo_canceller, EchoReference())
@@ -124,7 +131,13 @@ class DeviceConversation:
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
+        self._stream = 0  # which opening of the mic is current: a closed one's late blocks are dropped
         self._counters = {"reopened": 0, "dropped_blocks": 0}
+        batching = open_input is None if idle_batches is None else idle_batches
+        self._idle_frames = devices.idle_batch_ms * ENGINE_RATE // 1000 if batching else 0
+        self._batches: MicBatches | None = None
+        self._listening = True  # the engine starts listening; StateChanged says when that changes
+        self.runner.events.subscribe(self._follow_state)
         engine = self.runner.engine
         self._meter = (
             LevelMeter(self.runner.events.publish, lambda: engine.voiced_until) if input_levels else None
@@ -164,12 +177,16 @@ class DeviceConversation:
     def open(self) -> None:
         """Open and start both devices; raises DeviceError saying why not. Call on the loop that runs."""
         loop = asyncio.get_running_loop()
-        start_at = self._next_start
+        start_at, stream = self._next_start, self._stream
+
+        batches = self._batches = MicBatches(
+            lambda block: loop.call_soon_threadsafe(self._enqueue, block, stream), self._idle_frames
+        )
+        self._note_idle()
 
         def deliver(block: AudioBlock) -> None:
             # a reopened stream counts from 0: place its blocks after everything heard so far
-            moved = AudioBlock(block.samples, block.rate, block.start + start_at, block.device_time)
-            loop.call_soon_threadsafe(self._enqueue, moved)
+            batches.add(AudioBlock(block.samples, block.rate, block.start + start_at, block.device_time))
 
         self._duplex.streams_opened()
         self._started = False
@@ -257,6 +274,14 @@ class DeviceConversation:
         self._mic = self._speaker = None
         self._duplex.streams_closed()
         self._next_start = self.clock
+        # A mic that stalled may still deliver its overdue blocks, and some may be queued: they would
+        # overlap the reopened mic's, which carry on from the last block handled.
+        self._stream += 1
+        stopping = False
+        while not self._blocks.empty():
+            stopping |= self._blocks.get_nowait() is None
+        if stopping:
+            self._blocks.put_nowait(None)
 
     def _on_mic_clock(self, heard: int) -> int:
         """When the engine heard speaker sample ``heard``: the two streams count apart (and a reopened
@@ -274,9 +299,23 @@ class DeviceConversation:
         self._duplex.step(block, mic, speaker)
         if self._meter is not None:
             self._meter.add(block)
+        self._note_idle()
 
-    def _enqueue(self, block: AudioBlock) -> None:
-        """Queue a mic block; a loop that fell BACKLOG_S behind loses its oldest audio, and says so."""
+    def _note_idle(self) -> None:
+        """While nobody speaks and nothing plays, the mic's blocks gather and the echo canceller rests."""
+        if self._batches is not None:
+            idle = self._listening and not self.buffer.is_playing
+            self._batches.idle = self._echo.resting = idle
+
+    def _follow_state(self, event: StreamEvent) -> None:
+        if isinstance(event, StateChanged):
+            self._listening = event.state == "listening"
+
+    def _enqueue(self, block: AudioBlock, stream: int) -> None:
+        """Queue a mic block of the mic open now; a loop that fell BACKLOG_S behind loses its oldest
+        audio, and says so."""
+        if stream != self._stream:
+            return
         if self._blocks.qsize() >= self._backlog:
             self._blocks.get_nowait()
             if self._counters["dropped_blocks"] % self._backlog == 0:  # one line per backlog's worth

@@ -29,7 +29,7 @@ from voice.kiosk.security import check_bind
 from voice.kiosk.server import KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
 from voice.llm.config import LlmConfig, add_llm_arguments
-from voice.llm.embedded import open_chat_model
+from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.tools.toolbox import McpToolbox, say_on_stderr
 

@@ -3,7 +3,8 @@
 Every command a client sends starts something every other client is told about (a transcript, a
 new reply, a state), so one client's flood would be everyone's flood. A person typing or pressing
 buttons stays far inside these rates; a command over them is dropped with a ``rate_limited`` error.
-A client that came back after being closed for flooding does not get a fresh burst with each reconnect.
+A client that came back after being closed for flooding starts with no tokens at all: a flooder that
+reconnects gets nothing in before its rate refills, so it cannot slip a command through with each reconnect.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ TYPING = Rate(5, 1.0)  # input.text: a person sends a line every few seconds at 
 CONTROLS = Rate(10, 2.0)  # response.cancel, mic.mute/unmute, session.reset: button presses
 ALL_CLIENTS = Rate(20, 10.0)  # every client's commands together: one conversation uses no more
 REFUSALS = Rate(50, 1.0)  # commands refused for their rate before a client is closed as flooding
-FLOOD_MEMORY_S = 60.0  # after a flooding close, new connections from that address start with one token
+FLOOD_MEMORY_S = 60.0  # after a flooding close, new connections from that address start with no tokens
 
 
 class TokenBucket:
@@ -66,13 +67,14 @@ class TokenBucket:
 class CommandLimits:
     """One client's buckets, and the kiosk-wide one it shares with every other client.
 
-    Without ``burst`` (its address flooded lately) each bucket starts with one token, not a full one.
+    Without ``burst`` (its address flooded lately) each bucket starts empty: its first command waits for
+    the rate, and a client that floods at once is closed before any of it gets through.
     """
 
     def __init__(
         self, everyone: TokenBucket, clock: Callable[[], float] = time.monotonic, burst: bool = True
     ) -> None:
-        start = None if burst else 1.0
+        start = None if burst else 0.0
         self._typing = TokenBucket(TYPING, clock, start)
         self._controls = TokenBucket(CONTROLS, clock, start)
         self._refusals = TokenBucket(REFUSALS, clock)

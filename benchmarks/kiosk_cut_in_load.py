@@ -1,0 +1,432 @@
+"""A spoken cut-in through the kiosk's page audio, alone and under misbehaving clients, as JSON.
+
+Runs `voice kiosk --audio websocket` (real whisper and piper, the default models) twice on loopback:
+first with only the talking page connected, then with ``--watchers`` (50) clients reading every event, one
+that never reads (stalled) and one that floods ``input.text`` (kiosk_clients.py's). The talking page is
+the kiosk's microphone and speaker over the websocket, as the browser page is: 20 ms frames of 16 kHz
+s16le paced by its own clock, each answered with as much reply audio, and ``playback.position`` reported
+as soon as that audio arrives (a speaker with no output latency). Over and over it does what
+audio/scenarios/interrupt-mid.json does (the held-out-style cut-in): a fresh conversation
+(``session.reset``), says what-weather.wav, and 2 s into the reply's audio says sorry-sunday.wav over
+it. The LLM is benchmarks/stand_in_llm.py with that scenario's two replies and its pacing (300 ms to the
+first delta, 40 ms between deltas), so every cycle asks for the same words.
+
+Per run: ``barge_in_reaction_ms`` (p50/p95/max over cycles): from the cut-in's speech onset (where it
+was sent + its manifest ``start_s``) to the last reply sample above -60 dBFS the page got before the
+cut-in's transcript (the next reply's audio comes after it), both on the page's audio clock (each reply
+sample answers the mic sample at the same index); the ``heard`` texts the interruptions kept and the
+transcripts of both utterances, by count; cycles that failed and why; the kiosk's RSS and open
+descriptors every 30 s. ``compare`` puts the two runs side by side.
+
+Usage: PYTHONPATH=. python benchmarks/kiosk_cut_in_load.py [--seconds 600] [--baseline-seconds 600]
+       [--watchers 50] [--out FILE]   (the two runs' seconds, plus about a minute to load models)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from kiosk_clients import Flooder, Watcher, closed_as, flood, kiosk_closes, sample, stalled_reader, watch
+from stand_in_llm import StandInLlm
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from voice.audio.wav import read_wav
+
+AUDIO = Path(__file__).resolve().parents[1] / "audio"
+SCENARIO = json.loads((AUDIO / "scenarios" / "interrupt-mid.json").read_text(encoding="utf-8"))
+MANIFEST = {
+    fixture["file"]: fixture for fixture in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]
+}
+QUESTION, CUT_IN = "what-weather.wav", "sorry-sunday.wav"
+# Into the reply's audio, so that the cut-in's onset falls inside its first sentence (12 words, about
+# 3.4 s): in the pause after it (the scenario's 5.71 s on a loaded machine) no stop can be heard.
+CUT_IN_AFTER_S = 2.0
+RATE = 16000
+FRAME = 320  # 20 ms, as the page sends
+LOUD = 10 ** (-60 / 20)  # a reply sample above -60 dBFS is sound, below it the fade's tail
+STEP_LIMIT_S = 60.0  # a cycle step that takes longer failed
+BETWEEN_CYCLES_S = 1.0
+
+
+def reply_to(question: str) -> str:
+    """interrupt-mid's replies: the weather for tomorrow, then for Sunday once the user says so."""
+    first, second = SCENARIO["llm"]["replies"]
+    return str(second if "sunday" in question.lower() else first)
+
+
+def recording(name: str) -> np.ndarray:
+    return np.asarray(read_wav(AUDIO / name, RATE).samples, dtype=np.float32)
+
+
+@dataclass
+class Cycle:
+    reaction_ms: float | None = None
+    heard: str | None = None
+    question_transcript: str | None = None
+    cut_in_transcript: str | None = None
+    answered: bool = False
+    failed: str | None = None
+    audio_end_ms: float | None = None  # the kiosk's own account of where the reply's audio stopped
+    ahead_ms: float | None = None  # mic audio sent past the reply audio back when the cut-in began
+
+
+class TalkingPage:
+    """The kiosk's microphone and speaker: sends frames on its own clock, takes the reply audio back."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.sent = 0  # mic samples sent: the page's audio clock
+        self.received = 0  # reply samples received, each answering the mic sample at its index
+        self.last_loud = -1  # index of the latest reply sample above LOUD
+        self.first_loud: int | None = None  # of the reply in this cycle
+        self._speech: np.ndarray | None = None
+        self._spoken = 0
+        self.spoke_at = 0  # index of the first sample of the last recording sent
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.arrived = asyncio.Event()  # reply audio or an event came
+
+    def say(self, samples: np.ndarray) -> None:
+        self._speech, self._spoken, self.spoke_at = samples, 0, self.sent
+
+    @property
+    def speaking(self) -> bool:
+        return self._speech is not None
+
+    async def send_frames(self, done: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        while not done.is_set():
+            frame = np.zeros(FRAME, dtype=np.float32)
+            if self._speech is not None:
+                piece = self._speech[self._spoken : self._spoken + FRAME]
+                frame[: len(piece)] = piece
+                self._spoken += FRAME
+                if self._spoken >= len(self._speech):
+                    self._speech = None
+            await self.ws.send((np.clip(frame, -1, 1) * 32767).astype("<i2").tobytes())
+            self.sent += FRAME
+            due += FRAME / RATE
+            await asyncio.sleep(max(0.0, due - loop.time()))
+
+    async def receive(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for message in self.ws:
+                if isinstance(message, bytes):
+                    reply = np.frombuffer(message, dtype="<i2").astype(np.float32) / 32768
+                    loud = np.flatnonzero(np.abs(reply) > LOUD)
+                    if loud.size:
+                        self.last_loud = self.received + int(loud[-1])
+                        if self.first_loud is None:
+                            self.first_loud = self.received + int(loud[0])
+                    self.received += reply.size
+                    await self.ws.send(json.dumps({"type": "playback.position", "samples": self.received}))
+                else:
+                    await self.events.put(json.loads(message))
+                self.arrived.set()
+
+    async def event(
+        self, kinds: set[str], wanted: Callable[[dict[str, Any]], bool] = lambda event: True
+    ) -> dict[str, Any]:
+        """The next event of one of ``kinds`` that is ``wanted`` (others are skipped)."""
+        async with asyncio.timeout(STEP_LIMIT_S):
+            while True:
+                event = await self.events.get()
+                if event["type"] in kinds and wanted(event):
+                    return event
+
+    async def until(self, ready: Callable[[], bool]) -> None:
+        async with asyncio.timeout(STEP_LIMIT_S):
+            while not ready():
+                self.arrived.clear()
+                await self.arrived.wait()
+
+
+def spoken(event: dict[str, Any]) -> bool:
+    """A transcript of what the page said (the flooder's typed lines come through too)."""
+    return not str(event.get("id") or "").startswith("flood-")
+
+
+async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> Cycle:
+    found = Cycle()
+    try:
+        await page.ws.send(json.dumps({"type": "session.reset"}))
+        await page.event({"session.created"})
+        page.say(question)
+        found.question_transcript = (await page.event({"input.transcript"}, spoken))["text"]
+        turn = (await page.event({"response.created"}))["turn"]
+        page.first_loud = None  # the reply's audio comes after its response.created
+        await page.until(lambda: page.first_loud is not None)
+        first = page.first_loud
+        assert first is not None
+        await page.until(lambda: page.received >= first + CUT_IN_AFTER_S * RATE)
+        page.say(cut_in)
+        found.ahead_ms = round((page.sent - page.received) / RATE * 1000, 1)
+        onset = page.spoke_at + round(MANIFEST[CUT_IN]["start_s"] * RATE)
+        ends = {"response.interrupted", "response.done"}
+        interrupted = await page.event(ends, lambda event: event.get("turn") == turn)
+        if interrupted["type"] == "response.done":
+            found.failed = "the reply played to its end: the cut-in did not stop it"
+            return found
+        found.heard = interrupted["heard"]
+        found.audio_end_ms = interrupted["audio_end_ms"]
+        found.cut_in_transcript = (await page.event({"input.transcript"}, spoken))["text"]
+        # the fade after the stop may follow the event; the next reply's audio comes after the transcript
+        if page.last_loud < onset:
+            found.failed = "the cut-in began in a pause of the reply's audio: no stop to hear"
+        else:
+            found.reaction_ms = round((page.last_loud - onset) / RATE * 1000, 1)
+        ended = await page.event(ends, lambda event: event.get("turn") != turn)
+        found.answered = ended["type"] == "response.done"
+    except TimeoutError:
+        found.failed = "a step took over a minute"
+    return found
+
+
+async def talk(url: str, done: asyncio.Event, cycles: list[Cycle]) -> str | None:
+    """Cut-in cycles until ``done`` (the one under way ends first); the page's close, if the kiosk did it."""
+    question, cut_in = recording(QUESTION), recording(CUT_IN)
+    try:
+        async with connect(url, max_size=None) as ws:
+            await ws.recv()  # the snapshot
+            page = TalkingPage(ws)
+            receiving = asyncio.create_task(page.receive())
+            finished = asyncio.Event()
+            sending = asyncio.create_task(page.send_frames(finished))
+            await asyncio.sleep(BETWEEN_CYCLES_S)
+            while not done.is_set() and not receiving.done():
+                cycles.append(await cycle(page, question, cut_in))
+                await asyncio.sleep(BETWEEN_CYCLES_S)
+            finished.set()
+            await sending
+            await ws.close()
+            await receiving
+    except ConnectionClosed as closed:
+        return closed_as(closed)
+    return None
+
+
+async def crowd(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:
+    """The misbehaving clients until ``finish`` is set; says "ready" on ``out`` once all are there, then
+    its figures. Run in a process of its own, so the talking page's clock never waits on their loop."""
+    url = f"ws://127.0.0.1:{port}/ws"
+    stop = asyncio.Event()
+    watchers = [Watcher() for _ in range(watchers_wanted)]
+    watching = [asyncio.create_task(watch(url, stop, watcher)) for watcher in watchers]
+    await asyncio.sleep(1.0)
+    stalled = await asyncio.to_thread(stalled_reader, port)
+    flooder = Flooder()
+    flooding = asyncio.create_task(flood(url, stop, flooder))
+    out.put("ready")
+    await asyncio.to_thread(finish.wait)
+    stop.set()
+    await flooding
+    await asyncio.gather(*watching)
+    stalled.close()
+    kept = [watcher for watcher in watchers if watcher.closed is None]
+    out.put({
+        "watchers": {
+            "count": len(watchers),
+            "dropped": len(watchers) - len(kept),
+            "closed_as": dict(Counter(watcher.closed for watcher in watchers if watcher.closed)),
+            "all_got_the_same_events": len({watcher.digest.hexdigest() for watcher in kept}) <= 1,
+            "events_each": sorted({watcher.events for watcher in kept}),
+        },
+        "flooder": {
+            "connections": flooder.connections,
+            "input_text_sent": flooder.sent,
+            "input_text_taken": watchers[0].flood_inputs,
+            "rate_limited_errors_received": flooder.refused,
+            "closed": dict(flooder.closed),
+        },
+    })  # fmt: skip
+
+
+def crowd_process(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:
+    asyncio.run(crowd(port, watchers_wanted, finish, out))
+
+
+async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict[str, Any]:
+    url = f"ws://127.0.0.1:{port}/ws"
+    done, all_gone = asyncio.Event(), asyncio.Event()
+    started = time.monotonic()
+    samples: list[dict[str, Any]] = []
+    sampler = asyncio.create_task(sample(pid, started, all_gone, samples))
+    spawn = multiprocessing.get_context("spawn")
+    finish, out = spawn.Event(), spawn.Queue()
+    others = None
+    if watchers_wanted:
+        others = spawn.Process(target=crowd_process, args=(port, watchers_wanted, finish, out))
+        others.start()
+        if await asyncio.to_thread(out.get, True, 120) != "ready":
+            raise RuntimeError("the crowd of clients did not start")
+    cycles: list[Cycle] = []
+    talking = asyncio.create_task(talk(url, done, cycles))
+    await asyncio.sleep(seconds)
+    done.set()
+    page_closed = await talking
+    crowd_figures: dict[str, Any] = {}
+    if others is not None:
+        finish.set()
+        crowd_figures = await asyncio.to_thread(out.get, True, 120)
+        await asyncio.to_thread(others.join, 30)
+    await asyncio.sleep(1.0)  # the last sample: every client gone
+    all_gone.set()
+    await sampler
+    return summarize(cycles, page_closed, samples, seconds) | crowd_figures
+
+
+def summarize(
+    cycles: list[Cycle], page_closed: str | None, samples: list[dict[str, Any]], seconds: float
+) -> dict[str, Any]:
+    reactions = sorted(found.reaction_ms for found in cycles if found.reaction_ms is not None)
+    cut = [found for found in cycles if found.heard is not None]
+    ahead = [found.ahead_ms for found in cycles if found.ahead_ms is not None]
+    rss = [row["kiosk_rss_mb"] for row in samples]
+    descriptors = [row["kiosk_fds"] for row in samples if row["kiosk_fds"] is not None]
+    return {
+        "seconds": seconds,
+        "cycles": len(cycles),
+        "barge_in_reaction_ms": {
+            "n": len(reactions),
+            "p50": statistics.median(reactions) if reactions else None,
+            "p95": reactions[round(0.95 * (len(reactions) - 1))] if reactions else None,
+            "max": reactions[-1] if reactions else None,
+        },
+        "heard": dict(Counter(found.heard for found in cut)),
+        "question_transcripts": dict(Counter(found.question_transcript for found in cycles)),
+        "cut_in_transcripts": dict(Counter(found.cut_in_transcript for found in cut)),
+        "answered_after_cut_in": sum(found.answered for found in cycles),
+        "failed": dict(Counter(found.failed for found in cycles if found.failed is not None)),
+        "page_closed": page_closed,
+        "page_ahead_of_its_reply_ms": {
+            "median": statistics.median(ahead) if ahead else None,
+            "max": max(ahead, default=None),
+        },
+        "kiosk_rss_mb": {"first": rss[0], "max": max(rss), "last_with_clients": rss[-2], "after": rss[-1]},
+        "kiosk_fds": {"first": descriptors[0], "max": max(descriptors), "after": descriptors[-1]},
+        "samples_every_30_s": samples,
+        "each_cycle_reaction_audio_end_words_heard_failed": [
+            [found.reaction_ms, found.audio_end_ms, len((found.heard or "").split()), found.failed]
+            for found in cycles
+        ],
+    }
+
+
+def measure(seconds: float, watchers: int) -> dict[str, Any]:
+    """One kiosk, one run of cycles; the crowd of clients if ``watchers``."""
+    paced = SCENARIO["llm"]["first_delta_ms"] / 1000, SCENARIO["llm"]["delta_ms"] / 1000
+    with tempfile.TemporaryDirectory() as folder, StandInLlm(reply_to, *paced) as llm:
+        env = {name: value for name, value in os.environ.items() if not name.startswith("VOICE_")}
+        env |= {"XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": f"{folder}/config"}
+        command = [sys.executable, "-m", "voice", "kiosk", "--port", "0", "--audio", "websocket",
+                   "--sessions", f"{folder}/sessions",
+                   "--llm-url", llm.url, "--llm-model", "stand-in"]  # fmt: skip
+        kiosk = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
+        lines: list[tuple[float, str]] = []
+        port: list[int] = []
+        listening = threading.Event()
+
+        def read() -> None:
+            assert kiosk.stdout is not None
+            for line in kiosk.stdout:
+                lines.append((time.monotonic(), line.rstrip("\n")))
+                found = re.match(r"kiosk: http://[^ ]+:(\d+)/", line)
+                if found:
+                    port.append(int(found.group(1)))
+                if "audio devices open" in line:
+                    listening.set()
+            listening.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        report: dict[str, Any] = {
+            "extra_clients": f"{watchers} watchers, 1 stalled, 1 flooding" if watchers else "none"
+        }
+        try:
+            listening.wait(600)
+            if not port:
+                raise SystemExit("voice kiosk did not start: " + " | ".join(line for _, line in lines))
+            started = time.monotonic()
+            report |= asyncio.run(run(port[0], kiosk.pid, seconds, watchers))
+            report["kiosk_closed"] = kiosk_closes(lines, started)
+        except Exception as exc:  # the run's figures are lost, but not what the kiosk said
+            report["benchmark_error"] = f"{type(exc).__name__}: {exc}"
+            report["kiosk_output_tail"] = [line for _, line in lines[-40:]]
+        finally:
+            kiosk.send_signal(signal.SIGTERM)
+            try:
+                report["exit_code"] = kiosk.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                kiosk.kill()
+                report["exit_code"] = kiosk.wait()
+            reader.join(5)
+        report["llm_requests"] = llm.requests
+        report["tracebacks"] = sum("Traceback" in line for _, line in lines)
+        report["load_average_1_5_15"] = [round(load, 2) for load in os.getloadavg()]
+        return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=600.0, help="the run with the extra clients")
+    parser.add_argument("--baseline-seconds", type=float, default=600.0, help="without them (0: none)")
+    parser.add_argument("--watchers", type=int, default=50)
+    parser.add_argument("--out", type=Path, help="write the JSON here too")
+    args = parser.parse_args()
+    alone = measure(args.baseline_seconds, 0) if args.baseline_seconds else {}
+    crowded = measure(args.seconds, args.watchers)
+
+    def both(*keys: str) -> list[Any]:
+        found = []
+        for run in (alone, crowded):
+            for key in keys:
+                run = run.get(key, {}) if isinstance(run, dict) else {}
+            found.append(run if run != {} else None)
+        return found
+
+    result = {
+        "llm": "benchmarks/stand_in_llm.py with audio/scenarios/interrupt-mid.json's replies and pacing",
+        "cpus": os.cpu_count(),
+        "compare": {
+            "order": "[without extra clients, with them]",
+            "reaction_p50_ms": both("barge_in_reaction_ms", "p50"),
+            "reaction_p95_ms": both("barge_in_reaction_ms", "p95"),
+            "heard": both("heard"),
+            "cut_in_transcripts": both("cut_in_transcripts"),
+            "kiosk_rss_mb": both("kiosk_rss_mb"),
+            "kiosk_fds": both("kiosk_fds"),
+        },
+        "without_extra_clients": alone,
+        "with_extra_clients": crowded,
+    }
+    text = json.dumps(result, indent=2)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
