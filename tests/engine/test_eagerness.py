@@ -52,8 +52,9 @@ def test_high_cut_by_the_user_going_on_merges_their_words_into_one_user_item() -
     assert isinstance(transcribe, Transcribe)
     actions = room.engine.handle(TranscriptReady(transcribe.utterance, "for ten minutes."))
 
-    assert room.engine.turns[0].interrupted
-    assert room.engine.turns[0].spoken == ""
+    record = room.recorded().turns[1]
+    assert record.interrupted
+    assert record.spoken == ""
     request = next(a for a in actions if isinstance(a, SendRequest)).request
     (item,) = request.items  # no assistant item: nothing was heard
     assert item.text.startswith("Set a timer.")
@@ -119,6 +120,6 @@ def test_auto_lengthens_the_hold_when_the_user_cuts_an_answer_played_into_their_
     assert isinstance(transcribe, Transcribe)
     room.engine.handle(TranscriptReady(transcribe.utterance, "in Paris on Friday."))
 
-    assert room.engine.turns[0].interrupted
+    assert room.recorded().turns[1].interrupted
     pause_ms = (going_on - voiced_end) * 1000 // ENGINE_RATE
     assert room.engine.hold.next_ms >= pause_ms + 100  # the next answer waits past such a pause

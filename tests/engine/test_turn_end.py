@@ -25,7 +25,7 @@ from voice.audio.vad import (
     VoiceStarted,
 )
 from voice.audio.wav import read_wav
-from voice.client_events import Failure, InputTranscript, StateChanged, StreamEvent
+from voice.client_events import Failure, InputTranscript, SpeechStopped, StateChanged, StreamEvent
 from voice.conversation.items import UserText
 from voice.engine.actions import (
     CancelTurn,
@@ -42,6 +42,7 @@ from voice.engine.actions import (
 from voice.engine.engine import Engine, Phase
 from voice.engine.hold import START_MS as HOLD_AFTER_EARLY_END_MS
 from voice.engine.inputs import MicAudio, TranscriptReady, TurnEndJudged
+from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
 from voice.turn_end.port import EndOfTurn
 
@@ -68,7 +69,9 @@ def test_a_finished_question_is_answered_at_the_short_pause() -> None:
     assert [type(a) for a in actions] == [SendRequest, PausePlayback]  # held until the pause is long
     assert room.engine.phase is Phase.HOLDING
     assert room.vad.utterances_ended == 1  # what the user says next is a new utterance
-    assert room.engine.speech[0].end == BLOCK
+    while room.engine.phase is Phase.HOLDING:
+        room.tick()  # the user stays silent: the hold passes and the utterance's end is told
+    assert room.recorded().utterances()[0].end_s == BLOCK / ENGINE_RATE
 
 
 def test_the_judgement_may_come_before_the_transcript() -> None:
@@ -133,7 +136,8 @@ class BrokenEndOfTurn:
 
 
 def answered_after_s(end_of_turn: EndOfTurn | None) -> tuple[float, list[StreamEvent]]:
-    """The recorded question through the real VAD: how soon after its end the LLM is asked; the stream."""
+    """The recorded question through the real VAD: how soon after its end (as the stream tells it, once
+    certain) the LLM is asked; the stream."""
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     thinker = RecordingThinker()
     runner = ActionRunner(
@@ -150,11 +154,18 @@ def answered_after_s(end_of_turn: EndOfTurn | None) -> tuple[float, list[StreamE
     question = np.concatenate(
         (read_wav(AUDIO / "what-weather.wav").samples, np.zeros(ENGINE_RATE, np.float32))
     )
-    for start in range(0, len(question) - BLOCK, BLOCK):
-        runner.feed(MicAudio(AudioBlock(question[start : start + BLOCK], ENGINE_RATE, start)))
-        if thinker.sent:
-            (spoken,) = engine.speech
-            return (start + BLOCK - spoken.end) / ENGINE_RATE, published
+    asked_at: int | None = None
+    for start in range(0, 3 * len(question), BLOCK):
+        block = (
+            question[start : start + BLOCK] if start + BLOCK <= len(question) else np.zeros(BLOCK, np.float32)
+        )
+        runner.feed(MicAudio(AudioBlock(block, ENGINE_RATE, start)))
+        if thinker.sent and asked_at is None:
+            asked_at = start + BLOCK
+        stopped = [event.t for event in published if isinstance(event, SpeechStopped)]
+        if asked_at is not None and stopped:
+            (ended_s,) = stopped
+            return asked_at / ENGINE_RATE - ended_s, published
     raise AssertionError("the question was never answered")
 
 
@@ -202,10 +213,13 @@ def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_wa
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
     assert [type(a) for a in actions] == [CancelTurn, StopPlayback, SendRequest, PausePlayback]
-    assert room.engine.turns[0].interrupted
-    assert room.engine.turns[0].spoken == " ".join(w.strip() for w in REPLY[:2])
-    assert room.engine.speech[-1].end == paused_at
     assert not room.engine.assistant_audible()  # the new answer waits for the hold
+    while room.engine.phase is Phase.HOLDING:
+        room.tick()
+    recorded = room.recorded()
+    assert recorded.turns[1].interrupted
+    assert recorded.turns[1].spoken == " ".join(w.strip() for w in REPLY[:2])
+    assert recorded.utterances()[-1].end_s == paused_at / ENGINE_RATE
 
 
 def test_a_scrap_over_the_reply_judged_finished_is_left_to_the_long_silence() -> None:
@@ -313,12 +327,10 @@ def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_
     transcribed together with what came before, as one utterance answered by one request."""
     room = Room()
     ended_early_and_answered(room)
-    (first,) = room.engine.speech
     room.tick()
     room.tick()
     going_on = room.clock
     assert room.tick(VoiceStarted(going_on)) == [CancelTurn(1, discarded=True), StopPlayback(1)]
-    assert room.engine.turns[0].discarded
     rest = AudioBlock(np.ones(BLOCK, np.float32), ENGINE_RATE, going_on)
     room.tick()
 
@@ -332,9 +344,16 @@ def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_
 
     request = next(action for action in actions if isinstance(action, SendRequest)).request
     assert request.items == (UserText(whole),)
-    assert list(room.engine.speech) == [first]
-    assert first.end == room.clock - BLOCK
     told = room.engine.take_events()  # the discarded request and the first part's end never show
+    recorded = Recorder()
+    for record in room.engine.conversation.take_events():
+        recorded.note(record)
+    for event in told:
+        recorded.see_event(event)
+    assert recorded.turns[1].discarded
+    assert [(u.start_s, u.end_s) for u in recorded.utterances()] == [
+        (0.0, (room.clock - BLOCK) / ENGINE_RATE)
+    ]
     assert [e.type for e in told if e.type.startswith(("input.", "response."))] == [
         "input.speech_started",
         "input.speech_stopped",

@@ -112,7 +112,7 @@ def test_a_tool_already_running_keeps_its_real_result_when_the_user_cuts_in() ->
         FORECAST,
         UserText("And what about Saturday?"),
     )
-    assert not room.engine.turns[0].interrupted
+    assert not room.recorded().turns[1].interrupted
 
 
 def test_a_tool_that_runs_past_the_limit_is_reported_abandoned_never_not_run() -> None:
@@ -183,7 +183,7 @@ def test_a_reply_that_cannot_be_synthesized_fails_its_turn() -> None:
     assert isinstance(actions[-1], SpeakNotice)
     assert room.engine.active_turn is None
     assert room.engine.conversation.pending_input == QUESTION
-    assert room.engine.turns[0].error == "synthesis"
+    assert room.recorded().turns[1].error == "synthesis"
 
 
 def test_a_context_overflow_trims_and_retries_once_then_later_turns_still_work() -> None:
