@@ -8,8 +8,8 @@ mic are not the user (the reply then resumes); a reply's last words can come bac
 from __future__ import annotations
 
 from voice.conversation.ledger import PlaybackLedger
-from voice.engine.records import SpeechRecord
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
+from voice.engine.utterances import Utterance
 
 ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
 
@@ -37,16 +37,16 @@ class EchoJudge:
     def forget(self) -> None:
         self._last_reply = None
 
-    def is_user(self, text: str, record: SpeechRecord, reply: PlaybackLedger | None, barged_in: bool) -> bool:
-        """True if ``text``, transcribed from ``record``, is the user's; ``reply`` is the turn in flight's
+    def is_user(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> bool:
+        """True if ``text``, transcribed from ``said``, is the user's; ``reply`` is the turn in flight's
         (None between turns) and ``barged_in`` whether the utterance paused it."""
         genuine = is_meaningful(text)
         if genuine and reply is not None and barged_in:
-            voiced_s = (record.end - record.start) / self.rate
+            voiced_s = (said.end - said.start) / self.rate
             genuine = not sounds_like_echo(text, *recently_played(reply))
             genuine = genuine and not is_fragment(text, voiced_s)
         elif genuine and reply is None and self._last_reply is not None:
             words, count, ended = self._last_reply
-            tail = record.start - ended < ECHO_TAIL_S * self.rate
+            tail = said.start - ended < ECHO_TAIL_S * self.rate
             genuine = not (tail and sounds_like_echo(text, words, count))
         return genuine

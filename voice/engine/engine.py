@@ -16,7 +16,6 @@ reply's text and what of it was heard (the conversation's PlaybackLedger).
 from __future__ import annotations
 
 import enum
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -79,7 +78,6 @@ from voice.engine.inputs import (
     TranscriptReady,
     TurnEndJudged,
 )
-from voice.engine.records import SpeechRecord, TurnRecord
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
 from voice.engine.utterances import Utterances
 from voice.errors import ProtocolError
@@ -91,7 +89,6 @@ FAILURE_NOTICE = "Sorry, I could not reach the language model."
 SPEECH_FAILURE_NOTICE = "Sorry, I could not make out what you said."
 ASR_SERVER_NOTICE = "Sorry, I can't hear you right now: my speech server is not answering."
 VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
-RECORDS_KEPT = 500  # turn and utterance records kept for reports and benchmarks
 # Heard progress goes to the session log at word ends, a line at most this often: a process killed
 # mid-reply loses at most this and the word being heard.
 HEARD_LOGGED_EVERY_MS = 500
@@ -144,7 +141,6 @@ class Vad(Protocol):
 @dataclass
 class _Turn:
     request: Request
-    record: TurnRecord
     ledger: PlaybackLedger  # the conversation's reply in flight: its text, audio queued and played
     chunker: SpeechChunker = field(default_factory=SpeechChunker)
     attempt: int = 1
@@ -157,6 +153,11 @@ class _Turn:
     tools: ToolRun = field(default_factory=ToolRun)
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
     input_end: int | None = None  # where the spoken input this turn answers ended
+    audio_start: int | None = None  # output clock sample its first audio played at
+    audio_end: int | None = None  # output clock sample its audio had played up to, last heard of
+    barge_in: int | None = None  # where speech over its audio paused it, until judged not the user
+    false_barge_ins: int = 0  # speech that paused it and was not the user (a cough, its echo)
+    heard_text: str = ""  # what of it was heard so far
     heard_words: int = 0  # words announced as heard so far
     logged_words: int = 0  # words the session log has as heard
     logged_at: int | None = None  # output clock sample of the last heard progress logged
@@ -213,9 +214,6 @@ class Engine:
         self.held = HeldInput()  # said while a turn's tools ran
         self._clock = 0  # end of the last mic block: how long held input has waited
         self._muted = False
-        # the latest records only: a kiosk runs for weeks, and the session log keeps everything
-        self.turns: deque[TurnRecord] = deque(maxlen=RECORDS_KEPT)
-        self.speech: deque[SpeechRecord] = deque(maxlen=RECORDS_KEPT)
 
     @property
     def phase(self) -> Phase:
@@ -330,8 +328,8 @@ class Engine:
         self._enter(Phase.PAUSED)
         if turn.paused:
             return []
-        if turn.ledger.playing and turn.record.barge_in is None:
-            turn.record.barge_in = event.sample
+        if turn.ledger.playing and turn.barge_in is None:
+            turn.barge_in = event.sample
         turn.paused = True
         return [PausePlayback(turn.number)]
 
@@ -361,7 +359,7 @@ class Engine:
         unheard, its input withdrawn, and the utterance goes on as one (no new speech started)."""
         actions = self._close_turn(turn, TurnOutcome.DISCARDED)
         self.conversation.withdraw_input(early.pending_before)
-        self.speech.remove(self.utterances.reopen())  # reports list the utterance once, whole
+        self.utterances.reopen()
         self._continuing = early
         return actions
 
@@ -382,9 +380,7 @@ class Engine:
             return []
         said, audio, text, probability = finished
         turn = self._turn
-        if turn is not None and not self._echo.is_user(
-            text, said, turn.ledger, turn.record.barge_in is not None
-        ):
+        if turn is not None and not self._echo.is_user(text, said, turn.ledger, turn.barge_in is not None):
             return []  # a scrap or echo over the reply: the long silence decides, or it resumes in the pause
         self._vad.end_utterance()
         self.hold.ended_early(said.end, probability)
@@ -438,31 +434,27 @@ class Engine:
         audio, over_reply = self._whole(event.utterance), self._over_reply()
         self._continuing = None
         self._paused_at = None
-        record, actions = self.utterances.ended(event.sample, audio, over_reply=over_reply)
+        actions = self.utterances.ended(event.sample, audio, over_reply=over_reply)
         self._tell(stream.SpeechStopped(self._now(event.sample)))
-        self.speech.append(record)
         self._enter(Phase.THINKING)
         return actions
 
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
-        record = self.utterances.claim(event)
-        if record is None:
+        said = self.utterances.claim(event)
+        if said is None:
             return self._end_turn_at_pause()  # an early transcript: with a judgement, the turn may be over
-        record.transcript = event.text
         turn = self._turn
         reply = None if turn is None else turn.ledger
-        barged_in = turn is not None and turn.record.barge_in is not None
-        if not self._echo.is_user(event.text, record, reply, barged_in):
+        barged_in = turn is not None and turn.barge_in is not None
+        if not self._echo.is_user(event.text, said, reply, barged_in):
             return self._no_words()
-        self._input_end = record.end
-        self.hold.went_on(record.start)  # words this soon after a turn ended at a pause: it was a pause
+        self._input_end = said.end
+        self.hold.went_on(said.start)  # words this soon after a turn ended at a pause: it was a pause
         return self._take_input(event.text, self._fresh_id("speech"))
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
-        record = self.utterances.claim(event)
-        if record is None:
+        if self.utterances.claim(event) is None:
             return []
-        record.transcript = ""
         self.conversation.note_failure("asr", event.message)
         self._emit(Failure("asr", event.message, t=self._now()))
         quiet = self._turn is None
@@ -565,10 +557,9 @@ class Engine:
         return self._start_turn(request)
 
     def _start_turn(self, request: Request) -> list[EngineAction]:
-        turn = _Turn(request, TurnRecord(request.turn), self.conversation.reply, input_end=self._input_end)
+        turn = _Turn(request, self.conversation.reply, input_end=self._input_end)
         self._input_end = None
         turn.early = self._early
-        self.turns.append(turn.record)
         self._turn = turn
         self._tell(ResponseCreated(turn.number, self._now()))
         actions: list[EngineAction] = [SendRequest(request)]
@@ -593,9 +584,9 @@ class Engine:
 
     def _resume(self, turn: _Turn) -> list[EngineAction]:
         """The overlap was not the user talking: carry on with the reply."""
-        if turn.record.barge_in is not None:
-            turn.record.false_barge_ins += 1
-            turn.record.barge_in = None
+        if turn.barge_in is not None:
+            turn.false_barge_ins += 1
+            turn.barge_in = None
         if self.phase in (Phase.PAUSED, Phase.HOLDING):
             return []  # more speech is under way, its transcript decides; or the hold decides when it plays
         if turn.paused:
@@ -607,12 +598,11 @@ class Engine:
     def _close_turn(
         self, turn: _Turn, outcome: TurnOutcome, failure: tuple[str, str | None] = ("", None)
     ) -> list[EngineAction]:
-        """The one place a turn ends: the conversation, the stream and the turn's record hear how.
+        """The one place a turn ends: the conversation and the stream hear how.
 
         ``failure`` is a failed turn's reason and dispatch evidence. The phase is the caller's to move:
         the next turn may start at once.
         """
-        record = turn.record
         heard = turn.ledger.heard()
         if outcome is not TurnOutcome.DISCARDED:
             self._tell_early(turn.early)  # the turn's end is told, so its start is too
@@ -620,35 +610,27 @@ class Engine:
         match outcome:
             case TurnOutcome.COMPLETED:
                 self.conversation.complete()
-                record.spoken = turn.ledger.text.strip()
                 self._emit_done(turn)
-                if record.audio_end is not None:
-                    self._echo.reply_ended(turn.ledger, record.audio_end)
+                if turn.audio_end is not None:
+                    self._echo.reply_ended(turn.ledger, turn.audio_end)
                 actions = []
             case TurnOutcome.MOVED_ON:
                 self.conversation.cut_in(heard, reply_finished=True)
-                record.spoken = turn.ledger.text.strip()
                 self._emit_done(turn)
             case TurnOutcome.INTERRUPTED | TurnOutcome.DISCARDED:
                 # a discarded request's input is not final, so the stream never heard of its turn
                 unknown = turn.early is not None and not turn.early.told
-                record.interrupted = True
-                record.spoken = heard
-                record.reply = turn.ledger.text.strip()
-                cut = record.audio_end if record.audio_start is not None else None
+                cut = turn.audio_end if turn.audio_start is not None else None
                 unheard = turn.ledger.text.strip()[len(heard.strip()) :].strip()
                 audio_end_ms = None if cut is None else round(cut * 1000 / self.rate, 1)
                 if not unknown:
                     told = ResponseInterrupted(turn.number, heard.strip(), unheard, audio_end_ms, self._now())
                     self._emit(told)
                 self.conversation.cut_in(heard, None if cut is None else cut / self.rate)
-                record.discarded = outcome is TurnOutcome.DISCARDED
-                actions = [CancelTurn(turn.number, record.discarded), StopPlayback(turn.number)]
+                discarded = outcome is TurnOutcome.DISCARDED
+                actions = [CancelTurn(turn.number, discarded), StopPlayback(turn.number)]
             case TurnOutcome.FAILED:
                 reason, dispatch = failure
-                record.error = reason
-                record.reply = turn.ledger.text.strip()
-                record.spoken = heard
                 self.conversation.fail(reason, heard, dispatch)
                 actions = [StopPlayback(turn.number)]
         self._turn = None
@@ -662,16 +644,14 @@ class Engine:
         return self._ask_synthesis(turn, turn.chunker.feed(event.text))
 
     def _on_llm_tool_call(self, event: LlmToolCall) -> list[EngineAction]:
-        turn = self._require_turn()
+        self._require_turn()
         self.conversation.add_tool_call(event.call)
-        turn.record.tool_calls.append(event.call.name)
         return []
 
     def _on_llm_done(self, event: LlmDone) -> list[EngineAction]:
         turn = self._require_turn()
         turn.llm_done = True
         turn.ledger.close_text()
-        turn.record.reply = turn.ledger.text.strip()
         return self._ask_synthesis(turn, turn.chunker.flush()) + self._finish_if_done(turn)
 
     def _on_synthesis_failed(self, event: SynthesisFailed) -> list[EngineAction]:
@@ -741,15 +721,15 @@ class Engine:
 
     def _on_audio_played(self, event: AudioPlayed) -> list[EngineAction]:
         turn = self._require_turn()
-        if event.played > 0 and turn.record.audio_start is None:
-            turn.record.audio_start = event.clock - event.played
+        if event.played > 0 and turn.audio_start is None:
+            turn.audio_start = event.clock - event.played
         if event.played > turn.ledger.played:
-            turn.record.audio_end = event.clock
-            turn.record.spoken = turn.ledger.heard(event.played)
+            turn.audio_end = event.clock
+            turn.heard_text = turn.ledger.heard(event.played)
             words = turn.ledger.heard_word_count(event.played)
             if words > turn.heard_words:
                 turn.heard_words = words
-                text = turn.record.spoken.strip()
+                text = turn.heard_text.strip()
                 self._emit(ResponseHeard(turn.number, text, words, self._now(event.clock)))
         self._log_heard(turn, event.clock)
         turn.ledger.note_played(event.played)
@@ -761,7 +741,7 @@ class Engine:
         due = turn.logged_at is None or clock - turn.logged_at >= every
         if turn.heard_words > turn.logged_words and due:
             turn.logged_words, turn.logged_at = turn.heard_words, clock
-            self.conversation.note_heard(turn.record.spoken, self._now(clock))
+            self.conversation.note_heard(turn.heard_text, self._now(clock))
 
     def _finish_if_done(self, turn: _Turn) -> list[EngineAction]:
         """Once every word has played: run the proposed tools, then complete and maybe follow up."""
@@ -784,12 +764,12 @@ class Engine:
     def _emit_done(self, turn: _Turn) -> None:
         """The reply played in full: say so, with what was measured about the turn."""
         metrics: dict[str, float] = {}
-        start = turn.record.audio_start
+        start = turn.audio_start
         if turn.input_end is not None and start is not None:
             metrics["voice_to_voice_ms"] = round((start - turn.input_end) * 1000 / self.rate, 1)
-        if turn.record.false_barge_ins:
-            metrics["false_barge_ins"] = turn.record.false_barge_ins
-        self._emit(ResponseDone(turn.number, turn.record.spoken, metrics, self._now()))
+        if turn.false_barge_ins:
+            metrics["false_barge_ins"] = turn.false_barge_ins
+        self._emit(ResponseDone(turn.number, turn.ledger.text.strip(), metrics, self._now()))
 
     def _on_tool_done(self, event: ToolDone) -> list[EngineAction]:
         turn = self._require_turn()

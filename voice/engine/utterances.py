@@ -17,12 +17,19 @@ from dataclasses import dataclass
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
 from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
-from voice.engine.records import SpeechRecord
 from voice.engine.transcripts import ends_a_sentence
 from voice.errors import ProtocolError
 
 TranscriptOutcome = TranscriptReady | TranscriptFailed
 COMPLETE_ABOVE = 0.5  # an end-of-turn probability above this reads as "the user has finished"
+
+
+@dataclass
+class Utterance:
+    """One user utterance as the VAD cut it, from its onset to its last voiced sample, on the engine clock."""
+
+    start: int
+    end: int
 
 
 @dataclass
@@ -39,24 +46,23 @@ class Utterances:
     """The utterance under way, transcriptions asked and still due, and the early offer."""
 
     def __init__(self) -> None:
-        self.open: SpeechRecord | None = None  # the utterance the user is speaking
-        self._last: SpeechRecord | None = None  # the utterance that ended last
+        self.open: Utterance | None = None  # the utterance the user is speaking
+        self._last: Utterance | None = None  # the utterance that ended last
         self.transcribing = 0  # final transcripts still to come
         self._asked = 0  # transcriptions asked so far: the next one's number
-        self._record_of: dict[int, SpeechRecord] = {}
+        self._utterance_of: dict[int, Utterance] = {}
         self._speculation: _Offer | None = None
         self._early: dict[int, TranscriptOutcome] = {}
         self._confirmed: TranscriptOutcome | None = None  # an early transcript endpointing just confirmed
 
     def started(self, sample: int) -> None:
-        self.open = SpeechRecord(sample, sample)
+        self.open = Utterance(sample, sample)
 
-    def reopen(self) -> SpeechRecord:
+    def reopen(self) -> None:
         """The user went on after a pause taken for the end of the turn: that utterance continues."""
         if self._last is None:
             raise ProtocolError("an utterance reopened before any ended")
         self.open = self._last
-        return self._last
 
     def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
         """The user may have finished: transcribe now and ask whether the turn is over, while
@@ -75,7 +81,7 @@ class Utterances:
         if offer is not None and offer.transcription == event.utterance:  # else the user went on
             offer.probability = event.probability
 
-    def finished_at_pause(self) -> tuple[SpeechRecord, AudioBlock, str, float] | None:
+    def finished_at_pause(self) -> tuple[Utterance, AudioBlock, str, float] | None:
         """(the utterance up to its voiced end, its audio, its transcript, the model's probability) at the
         pause, if the model heard a finished turn and whisper a whole sentence.
 
@@ -88,50 +94,48 @@ class Utterances:
         early = self._early.get(offer.transcription)
         if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
             return None
-        return SpeechRecord(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
+        return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
 
-    def ended(
-        self, sample: int, audio: AudioBlock, over_reply: bool
-    ) -> tuple[SpeechRecord, list[EngineAction]]:
-        """The utterance ended at ``sample``: its record, and the transcription to ask if none was offered."""
-        record = self.open
-        if record is None:  # the table admits SpeechEnded only while the user speaks
+    def ended(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
+        """The utterance ended at ``sample``: the transcription to ask, if none was offered."""
+        utterance = self.open
+        if utterance is None:  # the table admits SpeechEnded only while the user speaks
             raise ProtocolError("speech ended that never started")
-        record.end = sample
+        utterance.end = sample
         self.open = None
-        self._last = record
+        self._last = utterance
         self.transcribing += 1
         speculation = self._speculation
         if speculation is not None and speculation.voiced_end == sample:  # nothing was said since the offer
             self._speculation = None
-            self._record_of[speculation.transcription] = record
+            self._utterance_of[speculation.transcription] = utterance
             self._confirmed = self._early.pop(speculation.transcription, None)
-            return record, []
+            return []
         stale = self._drop_speculation()
         self._asked += 1
-        self._record_of[self._asked] = record
-        return record, [*stale, Transcribe(self._asked, audio, over_reply)]
+        self._utterance_of[self._asked] = utterance
+        return [*stale, Transcribe(self._asked, audio, over_reply)]
 
     def take_confirmed(self) -> TranscriptOutcome | None:
         """The early transcript the last ``ended`` confirmed, once."""
         confirmed, self._confirmed = self._confirmed, None
         return confirmed
 
-    def claim(self, event: TranscriptOutcome) -> SpeechRecord | None:
+    def claim(self, event: TranscriptOutcome) -> Utterance | None:
         """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
-        record = self._record_of.pop(event.utterance, None)
-        if record is None:
+        utterance = self._utterance_of.pop(event.utterance, None)
+        if utterance is None:
             if self._speculation is not None and self._speculation.transcription == event.utterance:
                 self._early[event.utterance] = event
             return None  # or a speculation the user talked past: dropped
         self.transcribing -= 1
-        return record
+        return utterance
 
     def drop_all(self) -> list[EngineAction]:
         """Forget every transcription still to come (a new conversation)."""
         actions = self._drop_speculation()
-        actions += [DropTranscription(utterance) for utterance in sorted(self._record_of)]
-        self._record_of.clear()
+        actions += [DropTranscription(utterance) for utterance in sorted(self._utterance_of)]
+        self._utterance_of.clear()
         self.transcribing = 0
         return actions
 
