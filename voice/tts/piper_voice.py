@@ -22,6 +22,7 @@ from voice.audio.resample import resample
 from voice.errors import ModelError
 from voice.models import bundled_file
 from voice.tts.alignment import TimedPhoneme, word_spans
+from voice.tts.espeak_leak import release_leaked_clauses
 from voice.tts.estimate import estimate_spans
 from voice.tts.port import Synthesis, WordTiming
 from voice.tts.speakable import speakable
@@ -87,6 +88,7 @@ class PiperSynthesizer:
     def __init__(self, settings: PiperSettings | None = None) -> None:
         settings = settings or PiperSettings()
         from piper import PiperConfig, PiperVoice, SynthesisConfig  # heavy: imported only when needed
+        from piper.config import PhonemeType
 
         model = settings.model or bundled_voice_path()
         if not model.is_file():
@@ -105,7 +107,11 @@ class PiperSynthesizer:
             noise_w_scale=settings.noise_w_scale,
         )
         self._rate = int(self._voice.config.sample_rate)
-        self.synthesize("Ready.")
+        self.synthesize("Ready.")  # also starts espeak, which the leak's probe calls
+        if self._voice.config.phoneme_type == PhonemeType.ESPEAK:
+            from piper import espeakbridge
+
+            release_leaked_clauses(espeakbridge)
 
     def synthesize(self, text: str) -> Synthesis:
         """Audio for ``text`` at ENGINE_RATE and one span per whitespace-separated word."""
