@@ -50,7 +50,7 @@ def test_a_leaking_bridge_is_wrapped_and_then_keeps_nothing() -> None:
 
     assert blocks_kept(leaking, 1000) < 50
     assert leaking.get_phonemes("what time is it") == [
-        (f"p{w}", ".", True) for w in "what time is it".split()
+        (f"p{w}", ".", True) for w in ["what", "time", "is", "it"]
     ]
 
 
