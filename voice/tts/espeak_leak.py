@@ -45,5 +45,5 @@ def release_leaked_clauses(bridge: ModuleType) -> bool:
         return found
 
     get_phonemes.releases_clauses = True  # type: ignore[attr-defined]
-    bridge.get_phonemes = get_phonemes
+    bridge.get_phonemes = get_phonemes  # type: ignore[attr-defined]
     return True
