@@ -387,6 +387,35 @@ class PythonGrowth:
         )
 
 
+class NativeWindow:
+    """memray (not a dependency of voice: pip install memray) records every allocation, native ones with
+    their C stacks, from ``first_s`` to ``last_s`` into ``path``; ``memray flamegraph --leaks`` then shows
+    what was allocated in that window and never freed."""
+
+    def __init__(self, path: Path, first_s: float, last_s: float) -> None:
+        self._path, self._first_s, self._last_s = path, first_s, last_s
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="native-window", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import memray
+
+        if self._stopped.wait(self._first_s):
+            return
+        self._path.unlink(missing_ok=True)
+        with memray.Tracker(self._path, native_traces=True):
+            print(f"memray records into {self._path}", file=sys.stderr, flush=True)
+            self._stopped.wait(self._last_s - self._first_s)
+        print("memray stopped", file=sys.stderr, flush=True)
+
+
 def object_counts() -> collections.Counter[str]:
     """Live objects the garbage collector tracks, by type."""
     return collections.Counter(type(o).__qualname__ for o in gc.get_objects())
@@ -504,8 +533,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         canceller = default_echo_canceller()
         if args.lag:
             canceller = RecordingCanceller(canceller)
-        if args.trace_every_min:  # a snapshot stalls the loop for seconds: keep the audio it falls behind by
-            driver.BACKLOG_S = 60.0
+        if args.backlog_s is not None:  # a loaded machine (or a tracemalloc snapshot) stalls the loop
+            driver.BACKLOG_S = args.backlog_s
         talk = DeviceConversation(
             engine,
             models,
@@ -558,17 +587,24 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             if args.trace_every_min
             else None
         )
+        native = None
+        if args.memray is not None:
+            native = NativeWindow(args.memray, args.memray_minutes[0] * 60, args.memray_minutes[1] * 60)
         rss_start = rss_mb()
         began = time.monotonic()
         load_start = os.getloadavg()
         if growth is not None:
             growth.start()
+        if native is not None:
+            native.start()
         try:
             asyncio.run(talk.run(on_block=on_block))
         finally:
             work.close()
             if growth is not None:
                 growth.stop()
+            if native is not None:
+                native.stop()
         result = analyse(script, manifest, alone)
         result.update(
             voice_package=str(Path(voice.__file__).parent),
@@ -602,6 +638,12 @@ def main() -> int:
         "--limit-minutes", type=float, help="stop there, done or not (default: --minutes + 10)"
     )
     parser.add_argument("--rss-every-s", type=float, default=30.0, help="how often RSS is sampled")
+    parser.add_argument(
+        "--backlog-s",
+        type=float,
+        help="mic audio the loop may fall behind by before it drops some (the driver's own: 2 s; an echo "
+        "canceller given a gap stops the soak)",
+    )
     parser.add_argument("--settle-minutes", type=float, default=10.0, help="growth is measured after these")
     parser.add_argument("--out", type=Path, help="also write the JSON there")
     parser.add_argument(
@@ -610,6 +652,13 @@ def main() -> int:
         help="compare tracemalloc snapshots and live objects by type this often (slows the soak down)",
     )
     parser.add_argument("--trace-from-min", type=float, default=5.0, help="when the first snapshot is taken")
+    parser.add_argument("--memray", type=Path, help="record allocations with memray into this file")
+    parser.add_argument(
+        "--memray-minutes",
+        type=lambda text: tuple(float(part) for part in text.split(",")),
+        default=(5.0, 15.0),
+        help="FROM,TO: the window memray records",
+    )
     parser.add_argument(
         "--system-malloc",
         action="store_true",

@@ -1,10 +1,14 @@
-"""piper-tts 1.8's espeak bridge keeps every clause it phonemizes; this drops the reference it keeps.
+"""piper-tts 1.8's espeak bridge leaks on every phonemized text; these wrappers stop both leaks.
 
-``espeakbridge.get_phonemes`` appends each (phonemes, terminator, end of sentence) tuple to the list it
-returns without releasing its own reference, so every clause piper ever phonemized stays in memory (a
-tuple and its phoneme string, about 220 bytes; word spans phonemize each word of a reply on its own,
-so a story of 190 words leaves 40 KB behind). A probe measures that extra reference against a tuple
-built in Python; only a bridge found keeping exactly one is wrapped, so a fixed piper is left as it is.
+- ``espeakbridge.get_phonemes`` appends each (phonemes, terminator, end of sentence) tuple to the list it
+  returns without releasing its own reference, so every clause piper ever phonemized stays in memory (a
+  tuple and its phoneme string, about 220 bytes). A probe measures that extra reference against a tuple
+  built in Python; only a bridge found keeping exactly one is wrapped, so a fixed piper is left as it is.
+- piper sets espeak's voice before every text it phonemizes, and each ``espeak_SetVoiceByName`` leaves
+  about 1.3 KB of native memory behind (espeak-ng's DoVoiceChange, found with memray). The voice is only
+  set again when it changes.
+
+Word spans phonemize each word of a reply on its own, so a story of 190 words left about 290 KB behind.
 """
 
 from __future__ import annotations
@@ -21,11 +25,31 @@ _py_decref.argtypes = [ctypes.py_object]
 _py_decref.restype = None
 
 
-def release_leaked_clauses(bridge: ModuleType) -> bool:
-    """Wrap ``bridge.get_phonemes`` if it keeps a reference to each clause it returns; True if it does.
+def stop_espeak_leaks(bridge: ModuleType) -> None:
+    """Both wrappers on piper's ``espeakbridge``; espeak must be initialized and given a voice first
+    (piper does that on its first synthesis)."""
+    set_voice_only_when_it_changes(bridge)
+    release_leaked_clauses(bridge)
 
-    espeak must be initialized and given a voice first (piper does that on its first synthesis).
-    """
+
+def set_voice_only_when_it_changes(bridge: ModuleType) -> None:
+    """Wrap ``bridge.set_voice`` so that setting the voice already set does nothing."""
+    set_voice: Callable[[str], None] = bridge.set_voice
+    if getattr(set_voice, "skips_repeats", False):
+        return
+    current: list[str] = []
+
+    def set_voice_if_new(voice: str) -> None:
+        if current != [voice]:
+            set_voice(voice)
+            current[:] = [voice]
+
+    set_voice_if_new.skips_repeats = True  # type: ignore[attr-defined]
+    bridge.set_voice = set_voice_if_new  # type: ignore[attr-defined]
+
+
+def release_leaked_clauses(bridge: ModuleType) -> bool:
+    """Wrap ``bridge.get_phonemes`` if it keeps a reference to each clause it returns; True if it does."""
     leaky: Callable[[str], Clauses] = bridge.get_phonemes
     if getattr(leaky, "releases_clauses", False):
         return True

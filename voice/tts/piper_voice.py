@@ -22,7 +22,7 @@ from voice.audio.resample import resample
 from voice.errors import ModelError
 from voice.models import bundled_file
 from voice.tts.alignment import TimedPhoneme, word_spans
-from voice.tts.espeak_leak import release_leaked_clauses
+from voice.tts.espeak_leak import stop_espeak_leaks
 from voice.tts.estimate import estimate_spans
 from voice.tts.port import Synthesis, WordTiming
 from voice.tts.speakable import speakable
@@ -107,11 +107,11 @@ class PiperSynthesizer:
             noise_w_scale=settings.noise_w_scale,
         )
         self._rate = int(self._voice.config.sample_rate)
-        self.synthesize("Ready.")  # also starts espeak, which the leak's probe calls
+        self.synthesize("Ready.")  # also starts espeak, which the leaks are stopped on
         if self._voice.config.phoneme_type == PhonemeType.ESPEAK:
             from piper import espeakbridge
 
-            release_leaked_clauses(espeakbridge)
+            stop_espeak_leaks(espeakbridge)
 
     def synthesize(self, text: str) -> Synthesis:
         """Audio for ``text`` at ENGINE_RATE and one span per whitespace-separated word."""
