@@ -1,4 +1,5 @@
-"""Speaking for hours does not keep every phonemized clause: piper's espeak bridge leak is undone."""
+"""Speaking for hours keeps neither the phonemized clauses nor a copy of the voice per text: piper's espeak
+bridge leaks are undone."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from voice.tts.espeak_leak import Clauses, release_leaked_clauses
+from voice.tts.espeak_leak import Clauses, release_leaked_clauses, set_voice_only_when_it_changes
 from voice.tts.piper_voice import PiperSynthesizer
 
 _py_incref = ctypes.pythonapi.Py_IncRef
@@ -29,6 +30,8 @@ def bridge(leaks: bool) -> ModuleType:
         return clauses
 
     module.get_phonemes = get_phonemes  # type: ignore[attr-defined]
+    module.voices_set = []  # type: ignore[attr-defined]
+    module.set_voice = module.voices_set.append  # type: ignore[attr-defined]
     return module
 
 
@@ -64,17 +67,42 @@ def test_a_bridge_that_does_not_leak_is_left_alone() -> None:
     assert blocks_kept(sound, 1000) < 50
 
 
+def test_the_voice_is_set_again_only_when_it_changes() -> None:
+    stand_in = bridge(leaks=False)
+    set_voice_only_when_it_changes(stand_in)
+    set_voice_only_when_it_changes(stand_in)  # wrapped once
+
+    for voice in ["en-us"] * 100 + ["de"] + ["en-us"] * 3:
+        stand_in.set_voice(voice)
+
+    assert stand_in.voices_set == ["en-us", "de", "en-us"]
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")
+    ]  # fmt: skip
+
+
+def malloc_in_use() -> int:
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    return int(libc.mallinfo2().uordblks)
+
+
 @pytest.mark.models
-def test_speaking_replies_over_and_over_keeps_no_python_objects(synthesizer: PiperSynthesizer) -> None:
+def test_speaking_replies_over_and_over_keeps_no_memory(synthesizer: PiperSynthesizer) -> None:
     text = "Once upon a time, an old grey fox lived alone on a snowy hill above a quiet valley."
     for _ in range(30):  # onnxruntime settles in over the first calls
         synthesizer.synthesize(text)
     gc.collect()
-    before = sys.getallocatedblocks()
+    blocks, in_use = sys.getallocatedblocks(), malloc_in_use()
     for _ in range(100):
         synthesizer.synthesize(text)
     gc.collect()
+    kept_blocks, kept_bytes = sys.getallocatedblocks() - blocks, malloc_in_use() - in_use
 
-    assert (
-        sys.getallocatedblocks() - before < 1000
-    )  # piper 1.8 alone keeps about 3,600: 2 per word and clause
+    assert kept_blocks < 1000, kept_blocks  # piper 1.8 alone keeps about 3,600: 2 per word and clause
+    assert kept_bytes < 500_000, kept_bytes  # and espeak about 2.2 MB: 1.3 KB each time its voice is set
