@@ -326,7 +326,7 @@ class TimedSynthesizer:
         self.inner = inner
         self.calls: list[Call] = []
 
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         started = time.monotonic()
         synthesis = self.inner.synthesize(text)
         self.calls.append(Call(started, time.monotonic()))

@@ -58,11 +58,11 @@ from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
 from voice.chat import driver
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
+from voice.client_events import Failure, StreamEvent
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
 from voice.engine.engine import Engine, Phase
 from voice.engine.records import SpeechRecord, TurnRecord
-from voice.events import Failure, StreamEvent
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.runtime import ChatModelThinker, Work
 

@@ -4,13 +4,15 @@ The box is started from deploy/'s own units (wyoming-faster-whisper and wyoming-
 models, on loopback ports) and warmed up with one request each, as a box that has served before. For
 each K (1, 2, 4, 8 by default) K processes of ``voice simulate SCENARIO --realtime --asr wyoming://...
 --tts wyoming://...`` run at once: the virtual room paced by the wall clock, the scenarios' scripted
-LLM, held-out-style recordings with cut-ins (interrupt-mid and two-interruptions, alternating). Per K it
-reports, over all kiosks' turns:
+LLM, held-out-style recordings with cut-ins (interrupt-mid and two-interruptions, alternating). With
+``--llm box`` the box also runs deploy/'s LLM unit (llama.cpp's server with the bundled SmolLM2, requests
+queued, never interrupting each other) and every kiosk's replies come from it instead of the script. Per K
+it reports, over all kiosks' turns:
 
 - ``voice_to_voice``: end of the user's speech (the recording's marked end) to the first reply audio, p50/p95;
   ``endpointing_ms`` of it is the VAD's end silence, waited for by design at any load;
 - ``asr_call`` (the end of the VAD's end silence to the transcript) and ``reply_to_first_audio`` (the
-  scripted LLM's first clause, 300 ms of it its first delta, and the TTS call), from the kiosks' events;
+  LLM's first clause, 300 ms of it the script's first delta, and the TTS call), from the kiosks' events;
 - ``barge_in_reaction``: the interrupting speech's onset to the reply's audio stopping, p50/p95;
 - ``reply_stalls``: replies that stopped mid-way to wait for the next chunk's audio;
 - ``failures``: kiosk runs that exited non-zero, left the user's words untranscribed at the scenario's end,
@@ -22,7 +24,7 @@ It stops after the first K that saturates: a failure, or a voice-to-voice p95 ov
 (3) times the first K's.
 
 Usage (from the repository root): PYTHONPATH=. python benchmarks/kiosk_load.py [--kiosks 1 2 4 8]
-(5 to 10 minutes on 2 cores: each kiosk runs both scenarios, one after the other)
+[--llm box] (5 to 10 minutes on 2 cores: each kiosk runs both scenarios, one after the other)
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 from barge_in import (
     AUDIO,
     ENDPOINTING_MS,
@@ -61,26 +64,41 @@ from voice.remote.speech import synthesizer_for, transcriber_for
 
 KIOSK_SCENARIOS = ("interrupt-mid", "two-interruptions")
 SATURATED_FACTOR = 3.0  # three times slower than one kiosk alone: each visitor waits seconds more
+LLM_UNIT_MODEL = "smollm2-135m-instruct"  # the alias deploy/voice-box-llm.service serves its model as
+LLM_GRACE_S = 20  # a real model's slower replies still finish before the scenario ends
+
+
+@dataclass(frozen=True)
+class Box:
+    """Where the model box's servers listen; ``llm`` is its /v1 URL when it runs one."""
+
+    asr: str
+    tts: str
+    llm: str | None = None
 
 
 @contextlib.contextmanager
-def model_box(work: Path) -> Iterator[tuple[str, str]]:
-    """deploy/'s ASR and TTS units started on loopback ports; yields their wyoming:// URLs."""
+def model_box(work: Path, llm_threads: int | None) -> Iterator[Box]:
+    """deploy/'s ASR and TTS units, and its LLM unit on ``llm_threads`` threads if given, on loopback."""
     box = work / "box"
     link = ["sh", str(DEPLOY / "link-models.sh"), str(box / "models"), sys.executable]
     subprocess.run(link, check=True, stdout=subprocess.DEVNULL)
-    asr_port, tts_port = free_port(), free_port()
+    asr_port, tts_port, llm_port = free_port(), free_port(), free_port()
     replacements = {
         "/opt/voice/.venv": sys.prefix,
         "/var/lib/voice-box": str(box),
         "0.0.0.0": "127.0.0.1",
         "10300": str(asr_port),
         "10200": str(tts_port),
+        "8080": str(llm_port),
     }
+    units = [("voice-box-asr.service", asr_port, {}), ("voice-box-tts.service", tts_port, {})]
+    if llm_threads is not None:
+        units.append(("voice-box-llm.service", llm_port, {"LLM_THREADS": str(llm_threads)}))
     processes = []
     try:
-        for unit, port in (("voice-box-asr.service", asr_port), ("voice-box-tts.service", tts_port)):
-            command = unit_command(unit, replacements)
+        for unit, port, overrides in units:
+            command = unit_command(unit, replacements, overrides)
             log = work / f"{unit}.log"
             with log.open("wb") as out:
                 environment = {**os.environ, **command.environment}
@@ -89,8 +107,12 @@ def model_box(work: Path) -> Iterator[tuple[str, str]]:
                 )
             processes.append(process)
             wait_for_port(port, process, log)
-        urls = f"wyoming://127.0.0.1:{asr_port}", f"wyoming://127.0.0.1:{tts_port}"
-        warm_up(*urls)
+        urls = Box(
+            f"wyoming://127.0.0.1:{asr_port}",
+            f"wyoming://127.0.0.1:{tts_port}",
+            f"http://127.0.0.1:{llm_port}/v1" if llm_threads is not None else None,
+        )
+        warm_up(urls)
         yield urls
     finally:
         for process in processes:
@@ -98,11 +120,36 @@ def model_box(work: Path) -> Iterator[tuple[str, str]]:
             process.wait()
 
 
-def warm_up(asr: str, tts: str) -> None:
-    """One transcription and one synthesis: both servers load their model at the first request."""
-    with transcriber_for(asr) as transcriber, synthesizer_for(tts) as synthesizer:
+def warm_up(box: Box) -> None:
+    """One request to each server: each loads its model (llama.cpp: its first prompt) at the first."""
+    with transcriber_for(box.asr) as transcriber, synthesizer_for(box.tts) as synthesizer:
         transcriber.transcribe(read_wav(AUDIO / "hello-there.wav"))
         synthesizer.synthesize("Hello there.")
+    if box.llm is not None:
+        question = {
+            "model": LLM_UNIT_MODEL,
+            "messages": [{"role": "user", "content": "Hello."}],
+            "max_tokens": 8,
+        }
+        httpx.post(f"{box.llm}/chat/completions", json=question, timeout=300).raise_for_status()
+
+
+def kiosk_scenarios(work: Path, llm: str | None) -> dict[str, Path]:
+    """The kiosks' scenario files: as they are, or with their replies from the box's LLM at ``llm``."""
+    if llm is None:
+        return {name: SCENARIOS / f"{name}.json" for name in KIOSK_SCENARIOS}
+    folder = work / "scenarios"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name in KIOSK_SCENARIOS:
+        scenario = json.loads((SCENARIOS / f"{name}.json").read_text(encoding="utf-8"))
+        scenario["llm"] = {"url": llm, "model": LLM_UNIT_MODEL, "max_tokens": 60}
+        scenario["end_s"] += LLM_GRACE_S
+        for speech in scenario["user"]:  # the recordings are named relative to the scenario's folder
+            speech["wav"] = str((SCENARIOS / speech["wav"]).resolve())
+        files[name] = folder / f"{name}.json"
+        files[name].write_text(json.dumps(scenario, indent=2), encoding="utf-8")
+    return files
 
 
 def kiosk_environment(work: Path) -> dict[str, str]:
@@ -122,7 +169,7 @@ class KioskRun:
     wall_s: float = 0.0
 
 
-def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[KioskRun]:
+def run_kiosk(number: int, count: int, box: Box, scenarios: dict[str, Path], work: Path) -> list[KioskRun]:
     """One kiosk's visitors: every scenario in turn, each a ``voice simulate --realtime`` process.
 
     Kiosks start at different scenarios, so at any moment the box serves a mix of them.
@@ -132,8 +179,8 @@ def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[K
     for name in names:
         kiosk = KioskRun(name, work / f"k{count}" / f"kiosk{number + 1}-{name}")
         command = [
-            sys.executable, "-m", "voice", "simulate", str(SCENARIOS / f"{name}.json"), "--realtime",
-            "--asr", asr, "--tts", tts, "--out", str(kiosk.out),
+            sys.executable, "-m", "voice", "simulate", str(scenarios[name]), "--realtime",
+            "--asr", box.asr, "--tts", box.tts, "--out", str(kiosk.out),
         ]  # fmt: skip
         started = time.monotonic()
         done = subprocess.run(
@@ -145,10 +192,10 @@ def run_kiosk(number: int, count: int, asr: str, tts: str, work: Path) -> list[K
     return runs
 
 
-def run_kiosks(count: int, asr: str, tts: str, work: Path) -> list[KioskRun]:
+def run_kiosks(count: int, box: Box, scenarios: dict[str, Path], work: Path) -> list[KioskRun]:
     """``count`` simulated kiosks at once; every scenario run of every kiosk."""
     with ThreadPoolExecutor(max_workers=count) as pool:
-        kiosks = pool.map(lambda number: run_kiosk(number, count, asr, tts, work), range(count))
+        kiosks = pool.map(lambda number: run_kiosk(number, count, box, scenarios, work), range(count))
         return [run for runs in kiosks for run in runs]
 
 
@@ -157,8 +204,12 @@ def read_report(out: Path) -> dict[str, Any]:
     return report
 
 
-def kiosk_failure(kiosk: KioskRun) -> str | None:
-    """Why a kiosk's run failed as a user would notice, or None."""
+def kiosk_failure(kiosk: KioskRun, scripted: bool) -> str | None:
+    """Why a kiosk's run failed as a user would notice, or None.
+
+    A real model's replies have their own lengths, so a cut-in timed for the script's may come after one
+    ended: only scripted replies must be interrupted as the scenario expects.
+    """
     if kiosk.code != 0:
         return f"exit code {kiosk.code}: {kiosk.output.strip()[-300:]}"
     expect = json.loads((SCENARIOS / f"{kiosk.scenario}.json").read_text(encoding="utf-8"))["expect"]
@@ -175,7 +226,7 @@ def kiosk_failure(kiosk: KioskRun) -> str | None:
         return f"{unheard} utterance(s) still waiting for a transcript when the scenario ended"
     interrupted = [turn["interrupted"] for turn in report["turns"]]
     expected = [turn["interrupted"] for turn in expect["turns"]]
-    if interrupted != expected:
+    if scripted and interrupted != expected:
         return f"turns interrupted {interrupted}, expected {expected}"
     return None
 
@@ -206,12 +257,14 @@ def box_calls(out: Path) -> tuple[list[float], list[float], int]:
     return asr, first_audio, stalls
 
 
-def level(count: int, asr: str, tts: str, work: Path, manifest: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def level(
+    count: int, box: Box, scenarios: dict[str, Path], work: Path, manifest: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     """One K: the kiosks' latencies, reactions and failures together."""
     load_before = os.getloadavg()[0]
-    kiosks = run_kiosks(count, asr, tts, work)
+    kiosks = run_kiosks(count, box, scenarios, work)
     load_after = os.getloadavg()[0]
-    why = {kiosk.out.name: kiosk_failure(kiosk) for kiosk in kiosks}
+    why = {kiosk.out.name: kiosk_failure(kiosk, box.llm is None) for kiosk in kiosks}
     failures = [{"run": name, "why": reason} for name, reason in why.items() if reason is not None]
     ended = [kiosk for kiosk in kiosks if kiosk.code == 0]
     runs = [Run(kiosk.scenario, read_report(kiosk.out), kiosk.out, None) for kiosk in ended]
@@ -227,6 +280,7 @@ def level(count: int, asr: str, tts: str, work: Path, manifest: dict[str, dict[s
         "reply_stalls": sum(stalls for _, _, stalls in calls),
         "barge_in_reaction": summary(reactions),
         "self_interruptions": sum(len(outcome["self_interruptions"]) for outcome in outcomes),
+        "interrupted_turns": sum(turn["interrupted"] for run in runs for turn in run.report["turns"]),
         "failures": len(failures),
         "failed": failures,
         "slowest_scenario_wall_s": max(kiosk.wall_s for kiosk in kiosks),
@@ -250,21 +304,38 @@ def main() -> None:
         help="saturated when the voice-to-voice p95 grows past this many times the first K's",
     )
     parser.add_argument("--keep", type=Path, help="keep the outputs and server logs here")
+    parser.add_argument(
+        "--llm",
+        choices=("scripted", "box"),
+        default="scripted",
+        help="the scenarios' scripted replies, or the box's llama.cpp server (deploy/voice-box-llm.service)",
+    )
+    parser.add_argument(
+        "--llm-threads",
+        type=int,
+        default=1,
+        help="the box LLM's LLM_THREADS (default 1: here the kiosks share its cores, and two threads on a "
+        "crowded 2-core machine took 13-27 s a reply where one took under 1 s)",
+    )
     args = parser.parse_args()
     started = time.monotonic()
     manifest = load_manifest()
     rows: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
         work = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kiosk-load-")))
-        with model_box(work) as (asr, tts):
-            progress(f"model box up: {asr} {tts}", started)
+        with model_box(work, args.llm_threads if args.llm == "box" else None) as box:
+            progress(f"model box up: {box}", started)
+            scenarios = kiosk_scenarios(work, box.llm)
             for count in args.kiosks:
-                rows.append(level(count, asr, tts, work, manifest))
+                rows.append(level(count, box, scenarios, work, manifest))
                 progress(f"K={count}: {json.dumps(rows[-1]['voice_to_voice'])}", started)
                 if saturated(rows[-1], rows[0], args.saturated_factor):
                     break
     result = {
         "box": "deploy/voice-box-asr.service and voice-box-tts.service on loopback, bundled models",
+        "llm": "scripted replies"
+        if args.llm == "scripted"
+        else f"deploy/voice-box-llm.service ({LLM_UNIT_MODEL}, LLM_THREADS={args.llm_threads})",
         "scenarios": list(KIOSK_SCENARIOS),
         "cpu_count": os.cpu_count(),
         "endpointing_ms": ENDPOINTING_MS,

@@ -32,13 +32,14 @@ import numpy as np
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.audio.vad import SpeechEnded, SpeechStarted, VadEvent
+from voice.audio.vad import VadEvent, VoiceEnded, VoiceStarted
+from voice.cancel import CancelToken
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.items import ToolCall, ToolResult
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
-from voice.engine.events import LlmDone, LlmFailed, LlmText, LlmToolCall, MicAudio, TextInput, ToolDone
+from voice.engine.inputs import LlmDone, LlmFailed, LlmText, LlmToolCall, MicAudio, TextInput, ToolDone
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
 from voice.runtime import ActionRunner, Work
@@ -62,7 +63,7 @@ class CueVad:
         return events
 
     def end_utterance(self) -> None:
-        """No end-of-turn model runs here: every turn ends at the cue's SpeechEnded."""
+        """No end-of-turn model runs here: every turn ends at the cue's VoiceEnded."""
 
     voiced_until = 0
     start_window = 200 * ENGINE_RATE // 1000
@@ -75,13 +76,18 @@ class NamedTranscriber:
         self.text = ""
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript(self.text)
 
 
 class ToneSynthesizer:
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         words = text.split()
         tone = np.full(len(words) * WORD, 0.05, dtype=np.float32)
         timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
@@ -157,11 +163,11 @@ class Session:
     def say(self, text: str) -> None:
         self.transcriber.text = text
         start = self.clock
-        self.tick(SpeechStarted(start))
+        self.tick(VoiceStarted(start))
         for _ in range(10):
             self.tick()
         utterance = AudioBlock(np.zeros(self.clock - start, np.float32), ENGINE_RATE, start)
-        self.tick(SpeechEnded(self.clock, utterance))
+        self.tick(VoiceEnded(self.clock, utterance))
 
     def type(self, text: str, input_id: str) -> None:
         self.runner.feed(TextInput(text, input_id))

@@ -3,7 +3,7 @@
 Every scenario in audio/scenarios with an interruption runs in virtual time three ways: ``local`` (whisper
 and piper here, word spans from piper's phoneme alignments), ``wyoming`` (wyoming-faster-whisper and
 wyoming-piper on loopback: spans estimated per sentence, from the sentence streaming) and ``openai``
-(faster-whisper-server and the tests' OpenAI-compatible piper server: spans estimated over each chunk's
+(faster-whisper-server and local-tts-studio, both OpenAI-compatible: spans estimated over each chunk's
 whole audio). For each, whisper (its full window) transcribes what speaker.wav really played in every turn
 and counts the turns whose reported heard text is within one word of it, and exactly equal in length.
 
@@ -28,9 +28,11 @@ from typing import Any
 from barge_in import SCENARIOS, Run, progress, simulate, spoken_prefix, words
 
 from tests.remote.servers import (
+    LOCAL_TTS_RATE,
     faster_whisper_server_command,
     free_port,
-    piper_speech_server_command,
+    local_tts_command,
+    local_tts_home,
     running,
     wyoming_piper_command,
     wyoming_whisper_command,
@@ -96,13 +98,13 @@ def main() -> int:
         result["local"] = measure("local", load_speech_models(), work, judge, started)
         ports = [free_port() for _ in range(4)]
         commands = [
-            wyoming_whisper_command(ports[0], work),
-            wyoming_piper_command(ports[1], work),
-            faster_whisper_server_command(ports[2]),
-            piper_speech_server_command(ports[3]),
+            (wyoming_whisper_command(ports[0], work), {}),
+            (wyoming_piper_command(ports[1], work), {}),
+            (faster_whisper_server_command(ports[2]), {}),
+            (local_tts_command(ports[3]), local_tts_home(work / "local-tts")),
         ]
-        for index, (command, port) in enumerate(zip(commands, ports, strict=True)):
-            servers.enter_context(running(command, port, work / f"server-{index}.log"))
+        for index, ((command, env), port) in enumerate(zip(commands, ports, strict=True)):
+            servers.enter_context(running(command, port, work / f"server-{index}.log", env))
         wyoming = SpeechModels(
             transcriber_for(f"wyoming://127.0.0.1:{ports[0]}"),
             synthesizer_for(f"wyoming://127.0.0.1:{ports[1]}"),
@@ -111,7 +113,7 @@ def main() -> int:
         result["wyoming"] = measure("wyoming", wyoming, work, judge, started, repeats)
         openai = SpeechModels(
             transcriber_for(f"http://127.0.0.1:{ports[2]}/v1"),
-            synthesizer_for(f"http://127.0.0.1:{ports[3]}/v1?rate=22050"),
+            synthesizer_for(f"http://127.0.0.1:{ports[3]}/v1?rate={LOCAL_TTS_RATE}"),
             SmartTurn(),
         )
         result["openai"] = measure("openai", openai, work, judge, started, repeats)

@@ -46,11 +46,12 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav, write_wav
+from voice.cancel import CancelToken
 from voice.components import SpeechModels
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, UserText
 from voice.engine.engine import Engine
-from voice.engine.events import MicAudio
+from voice.engine.inputs import MicAudio
 from voice.runtime import ActionRunner, Work
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -90,7 +91,7 @@ class TimedJudge:
 
 
 class NoVoice:
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         raise AssertionError("no reply is streamed here")
 
 
@@ -266,7 +267,7 @@ def heard_into_pause(
 
 def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartTurn) -> list[dict[str, Any]]:
     """Smart Turn and whisper at every 200 ms pause the VAD offers in each recorded fixture."""
-    from voice.audio.vad import SpeechPaused
+    from voice.audio.vad import VoicePaused
 
     found = []
     for case in cases:
@@ -274,7 +275,7 @@ def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartT
         for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
             block = AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)
             for event in vad.process(block, assistant_speaking=False):
-                if isinstance(event, SpeechPaused):
+                if isinstance(event, VoicePaused):
                     found.append(
                         {
                             "fixture": case.name,

@@ -81,11 +81,15 @@ class TimedTranscriber:
     def __init__(self, inner: Transcriber, timers: Timers) -> None:
         self._inner, self._timers = inner, timers
 
-    def transcribe(self, audio: AudioBlock, word_timings: bool = False, over_echo: bool = False) -> Any:
+    def transcribe(
+        self, audio: AudioBlock, word_timings: bool = False, over_reply: bool = False, cancel: Any = None
+    ) -> Any:
         started = time.monotonic()
         try:
-            # a tree older than over_echo (--against) is never asked it
-            hint = {"over_echo": True} if over_echo else {}
+            # a tree older than over_reply or cancel (--against) is never asked them
+            hint = {"over_reply": True} if over_reply else {}
+            if cancel is not None:
+                hint["cancel"] = cancel
             return self._inner.transcribe(audio, word_timings=word_timings, **hint)
         finally:
             self._timers.note("asr", started)

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from voice.chat.terminal_view import ChatView
-from voice.engine.events import EngineEvent
-from voice.events import InputLevel, SpeechStarted, StreamEvent, event_from_json
+from voice.client_events import InputLevel, SpeechStarted, StreamEvent, event_from_json
+from voice.engine.inputs import EngineInput
 
 RECORDED = Path(__file__).resolve().parents[1] / "tests" / "chat" / "recorded"
 SIZE = (100, 28)
@@ -31,7 +31,7 @@ class Shown:
             "listening; talk any time (session log ~/.local/state/voice/sessions/chat-20261202-113015.jsonl)"
         )
 
-    def send(self, event: EngineEvent) -> None:
+    def send(self, event: EngineInput) -> None:
         pass
 
     def new_conversation(self) -> None:

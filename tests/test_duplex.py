@@ -16,7 +16,7 @@ from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetect
 from voice.audio.wav import read_wav
 from voice.duplex import Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import LlmDone, LlmText
+from voice.engine.inputs import LlmDone, LlmText
 from voice.runtime import ActionRunner, Work
 
 OUTPUT_START = 48_000  # the speaker's clock started three seconds before the mic's

@@ -20,19 +20,19 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,
     DEFAULT_QUIET,
-    SpeechEnded,
-    SpeechPaused,
-    SpeechStarted,
     VadEvent,
     VoiceActivityDetector,
+    VoiceEnded,
+    VoicePaused,
+    VoiceStarted,
 )
 from voice.audio.wav import read_wav
-from voice.cancel import CancelToken
+from voice.cancel import INTERRUPTED, CancelToken
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import LlmDone, LlmFailed, LlmText, MicAudio
+from voice.engine.inputs import LlmDone, LlmFailed, LlmText, MicAudio
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
@@ -45,7 +45,12 @@ BLOCK = 320
 
 class OneAnswerTranscriber:
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript("What will the weather be like tomorrow?")
 
@@ -53,7 +58,7 @@ class OneAnswerTranscriber:
 class EvenSynthesizer:
     """Every word gets WORD samples of a tone, so what was played is easy to count."""
 
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         words = text.split()
         tone = np.full(len(words) * WORD, 0.1, dtype=np.float32)
         timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
@@ -108,13 +113,18 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
 
 class BrokenTranscriber:
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         raise RuntimeError("CTranslate2 ran out of memory")
 
 
 class BrokenSynthesizer:
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         raise RuntimeError("onnxruntime failed")
 
 
@@ -193,21 +203,30 @@ def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -
 
 
 class GatedTranscriber:
-    """Holds its first call until released, and notes the length of every utterance it transcribes."""
+    """Holds its first call until released, and notes each utterance's length and cancel token."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.started = threading.Event()
         self.lengths: list[int] = []
+        self.cancels: list[CancelToken | None] = []
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         self.lengths.append(audio.frames)
+        self.cancels.append(cancel)
+        self.started.set()
         self.release.wait(timeout=30)
         return Transcript("")
 
 
-def test_an_early_transcription_the_user_talked_past_never_runs_if_still_queued() -> None:
+def test_an_early_transcription_the_user_talked_past_is_abandoned_or_never_runs() -> None:
     vad = ScriptedVad()
     transcriber = GatedTranscriber()
     work = Work(threaded=True)
@@ -220,14 +239,19 @@ def test_an_early_transcription_the_user_talked_past_never_runs_if_still_queued(
         vad.next_events = list(events)
         runner.feed(MicAudio(silence))
 
-    tick(SpeechStarted(0))
+    tick(VoiceStarted(0))
     for offers in range(1, 4):  # three pauses, each a longer utterance; the user goes on after each
-        tick(SpeechPaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
+        tick(VoicePaused(offers * BLOCK, AudioBlock(np.zeros(offers * BLOCK, np.float32), ENGINE_RATE, 0)))
+        assert transcriber.started.wait(timeout=30)  # the first offer is being transcribed from here on
+    first = transcriber.cancels[0]
+    assert first is not None
+    assert first.cancelled  # the first offer was running when dropped: told to stop
     transcriber.release.set()
-    answered = [work.inbox.get(timeout=30), work.inbox.get(timeout=30)]
+    answered = work.inbox.get(timeout=30)
     work.close()
 
-    assert [event.utterance for event in answered] == [1, 3]  # type: ignore[union-attr]
+    assert answered.utterance == 3  # type: ignore[union-attr]
+    assert list(work.drain()) == []  # the abandoned first offer answers nothing
     assert transcriber.lengths == [BLOCK, 3 * BLOCK]  # the second offer was dropped before it ran
 
 
@@ -235,13 +259,18 @@ class CarefulnessNotingTranscriber:
     """Notes, call by call, whether the runner asked for the careful path (speech over a reply)."""
 
     def __init__(self) -> None:
-        self.over_echo: list[bool] = []
+        self.over_reply: list[bool] = []
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
-        self.over_echo.append(over_echo)
-        return Transcript("What will the weather be like tomorrow?" if len(self.over_echo) == 1 else "")
+        self.over_reply.append(over_reply)
+        return Transcript("What will the weather be like tomorrow?" if len(self.over_reply) == 1 else "")
 
 
 def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quiet_quickly() -> None:
@@ -266,9 +295,61 @@ def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quie
     def utterance() -> AudioBlock:
         return AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)
 
-    tick(SpeechStarted(clock))
-    tick(SpeechEnded(clock, utterance()))  # the question: a turn starts
-    tick(SpeechStarted(clock))
-    tick(SpeechEnded(clock, utterance()))  # said while that turn is in flight
+    tick(VoiceStarted(clock))
+    tick(VoiceEnded(clock, utterance()))  # the question: a turn starts
+    tick(VoiceStarted(clock))
+    tick(VoiceEnded(clock, utterance()))  # said while that turn is in flight
 
-    assert transcriber.over_echo == [False, True]
+    assert transcriber.over_reply == [False, True]
+
+
+class ServerLikeSynthesizer:
+    """Speaks nothing until its call is cancelled, then fails like a remote voice whose call was cut."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.calls: list[tuple[str, CancelToken | None]] = []
+
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
+        self.calls.append((text, cancel))
+        self.started.set()
+        assert cancel is not None
+        cancel.wait(timeout=30)
+        raise RuntimeError("the connection was shut down")
+
+
+def test_a_reply_cut_while_its_voice_is_speaking_abandons_the_call_and_skips_queued_chunks() -> None:
+    vad = ScriptedVad()
+    synthesizer = ServerLikeSynthesizer()
+    thinker = RecordingThinker()
+    work = Work(threaded=True)
+    runner = ActionRunner(
+        Engine(vad), OneAnswerTranscriber(), synthesizer, thinker, work, PlaybackBuffer(ENGINE_RATE)
+    )
+    clock = 0
+
+    def tick(*events: VadEvent) -> None:
+        nonlocal clock
+        vad.next_events = list(events)
+        runner.feed(MicAudio(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)))
+        clock += BLOCK
+
+    def utterance() -> None:
+        started = clock
+        tick(VoiceStarted(started))
+        tick(VoiceEnded(clock, AudioBlock(np.zeros(clock - started, np.float32), ENGINE_RATE, started)))
+        runner.feed(work.inbox.get(timeout=30))  # its transcript
+
+    utterance()
+    runner.feed(LlmText(1, "Tomorrow starts dry, then rain moves in. It will be windy, so take a coat."))
+    runner.feed(LlmDone(1))
+    assert synthesizer.started.wait(timeout=30)
+    utterance()  # the user cuts in while the first chunk is still being synthesized
+    work.close()
+
+    assert runner.engine.turns[0].interrupted
+    ((text, cancel),) = synthesizer.calls  # the two chunks queued behind it never reached the voice
+    assert text == "Tomorrow starts dry,"
+    assert cancel is not None
+    assert cancel.reason == INTERRUPTED
+    assert list(work.drain()) == []  # the cut call reports no failure: the turn is over, not broken

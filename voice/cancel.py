@@ -17,6 +17,8 @@ from collections.abc import Callable
 INTERRUPTED = "the user interrupted"
 # A request sent before the end of the turn was certain, cut before anyone heard its reply.
 DISCARDED = "the user went on: a preemptive request, unheard"
+# A transcription the engine no longer needs (the user talked past an early offer, or a new conversation).
+DROPPED = "the transcription is no longer needed"
 
 
 class TokenState(enum.Enum):

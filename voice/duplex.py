@@ -22,7 +22,7 @@ from voice.audio.asr_signal import AsrSignal, TranscribingAsrSignal
 from voice.audio.block import AudioBlock
 from voice.audio.echo import EchoCanceller
 from voice.audio.echo_reference import EchoReference
-from voice.engine.events import MicAudio
+from voice.engine.inputs import MicAudio
 from voice.runtime import ActionRunner
 
 

@@ -17,7 +17,7 @@ from typing import Protocol
 from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.cancel import DISCARDED, INTERRUPTED, CancelToken
+from voice.cancel import DISCARDED, DROPPED, INTERRUPTED, CancelToken
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, ToolResult
 from voice.conversation.session_log import SessionLog
@@ -37,11 +37,11 @@ from voice.engine.actions import (
     Transcribe,
 )
 from voice.engine.engine import Engine
-from voice.engine.events import (
+from voice.engine.inputs import (
     AudioPlayed,
-    EngineEvent,
+    EngineInput,
+    FailedOutsideTurn,
     LlmFailed,
-    PartFailed,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -50,14 +50,14 @@ from voice.engine.events import (
     TurnEndJudged,
 )
 from voice.engine.llm_bridge import stream_turn
-from voice.events import EventStream
+from voice.event_stream import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.remote.errors import SpeechServerError
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
-Failure = Callable[[Exception], Iterable[EngineEvent]]
+FailureHandler = Callable[[Exception], Iterable[EngineInput]]
 
 
 NOTICES_KEPT = 100
@@ -90,14 +90,14 @@ class Work:
     def __init__(self, threaded: bool, clock: Clock | None = None) -> None:
         self.threaded = threaded
         self.clock = clock
-        self.inbox: queue.SimpleQueue[EngineEvent] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[EngineInput] = queue.SimpleQueue()
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
     def run(
         self,
         kind: str,
-        produce: Callable[[], Iterable[EngineEvent]],
-        failed: Failure,
+        produce: Callable[[], Iterable[EngineInput]],
+        failed: FailureHandler,
         *,
         waits: bool = False,
     ) -> None:
@@ -112,7 +112,7 @@ class Work:
             pool = self._pools[kind] = ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}")
         pool.submit(self._deliver, produce, failed)
 
-    def _deliver(self, produce: Callable[[], Iterable[EngineEvent]], failed: Failure) -> None:
+    def _deliver(self, produce: Callable[[], Iterable[EngineInput]], failed: FailureHandler) -> None:
         try:
             for event in produce():
                 self.inbox.put(event)
@@ -120,7 +120,7 @@ class Work:
             for event in failed(exc):
                 self.inbox.put(event)
 
-    def drain(self) -> Iterator[EngineEvent]:
+    def drain(self) -> Iterator[EngineInput]:
         while True:
             try:
                 yield self.inbox.get_nowait()
@@ -183,7 +183,7 @@ class ChatModelThinker:
         with self._lock:
             self._tokens[request.turn] = token
 
-        def produce() -> Iterator[EngineEvent]:
+        def produce() -> Iterator[EngineInput]:
             try:
                 if delay_s and self._wait(delay_s, token):
                     return  # cancelled while waiting to retry
@@ -193,7 +193,7 @@ class ChatModelThinker:
                     if self._tokens.get(request.turn) is token:
                         del self._tokens[request.turn]
 
-        def failed(exc: Exception) -> list[EngineEvent]:
+        def failed(exc: Exception) -> list[EngineInput]:
             if token.cancelled:
                 return []
             error = LLMError(ErrorCode.PROTOCOL, Dispatch.UNKNOWN, describe(exc), retriable=False)
@@ -233,7 +233,7 @@ class ChatModelThinker:
         with self._lock:
             self._tool_tokens.setdefault(turn, []).append(token)
 
-        def produce() -> list[EngineEvent]:
+        def produce() -> list[EngineInput]:
             result = tools(call, token)
             with self._lock:
                 started = self._tool_tokens.get(turn, [])
@@ -243,7 +243,7 @@ class ChatModelThinker:
                     self._tool_tokens.pop(turn, None)
             return [] if token.cancelled else [ToolDone(turn, result)]
 
-        def failed(exc: Exception) -> list[EngineEvent]:
+        def failed(exc: Exception) -> list[EngineInput]:
             return [ToolDone(turn, ToolResult(call.id, f"Failed: {describe(exc)}", failed=True))]
 
         self._work.run("tool", produce, failed, waits=True)
@@ -273,11 +273,11 @@ class ActionRunner:
         self._work = work
         self.session_log = session_log  # the kiosk starts a new one for a new conversation
         self._end_of_turn = end_of_turn
-        self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is about to take
-        self._asr_queued: set[int] = set()
-        self._asr_dropped: set[int] = set()
+        self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is taking
+        self._asr_wanted: dict[int, CancelToken] = {}  # by utterance, until its transcription is over
+        self._tts_turn: tuple[int, CancelToken] | None = None  # the turn being synthesized, and its cancel
 
-    def feed(self, event: EngineEvent) -> None:
+    def feed(self, event: EngineInput) -> None:
         """Handle one event and, when running inline, everything it sets off."""
         pending = [event]
         while pending:
@@ -312,37 +312,46 @@ class ActionRunner:
     def _carry_out(self, action: EngineAction) -> None:
         match action:
             case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply):
+                wanted = CancelToken()
                 with self._asr_lock:
-                    self._asr_queued.add(utterance)
+                    self._asr_wanted[utterance] = wanted
                 self._work.run(
                     "asr",
-                    lambda: self._transcribe(utterance, audio, over_reply),
-                    lambda exc: [
-                        TranscriptFailed(utterance, describe(exc), isinstance(exc, SpeechServerError))
-                    ],
+                    lambda: self._transcribe(utterance, audio, over_reply, wanted),
+                    lambda exc: (
+                        []
+                        if wanted.cancelled
+                        else [TranscriptFailed(utterance, describe(exc), isinstance(exc, SpeechServerError))]
+                    ),
                 )
             case DropTranscription(utterance=utterance):
                 with self._asr_lock:
-                    if utterance in self._asr_queued:
-                        self._asr_dropped.add(utterance)
+                    dropped = self._asr_wanted.pop(utterance, None)
+                if dropped is not None:
+                    dropped.cancel(DROPPED)
             case JudgeTurnEnd(utterance=utterance, audio=audio):
                 judge = self._end_of_turn
                 if judge is not None:  # without a model the VAD's long silence ends every turn
                     self._work.run(
                         "turn-end",
                         lambda: [TurnEndJudged(utterance, judge.probability_complete(audio))],
-                        lambda exc: [PartFailed("turn-end", describe(exc))],
+                        lambda exc: [FailedOutsideTurn("turn-end", describe(exc))],
                     )
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn, discarded=discarded):
-                self._thinker.stop_turn(turn, DISCARDED if discarded else INTERRUPTED)
+                reason = DISCARDED if discarded else INTERRUPTED
+                self._thinker.stop_turn(turn, reason)
+                if self._tts_turn is not None and self._tts_turn[0] == turn:
+                    self._tts_turn[1].cancel(reason)
             case Synthesize(turn=turn, chunk=chunk, text=text):
-                synthesizer = self._synthesizer
+                if self._tts_turn is None or self._tts_turn[0] != turn:
+                    self._tts_turn = (turn, CancelToken())  # an earlier turn's chunks are all done or cut
+                spoken = self._tts_turn[1]
                 self._work.run(
                     "tts",
-                    lambda: [SynthesisReady(turn, chunk, synthesizer.synthesize(text))],
-                    lambda exc: [SynthesisFailed(turn, chunk, describe(exc))],
+                    lambda: self._synthesize(turn, chunk, text, spoken),
+                    lambda exc: [] if spoken.cancelled else [SynthesisFailed(turn, chunk, describe(exc))],
                 )
             case Play(turn=turn, audio=audio, at=at):
                 self.buffer.enqueue(audio.samples, turn, at)
@@ -357,19 +366,34 @@ class ActionRunner:
             case SpeakNotice(text=text):
                 self.notices.append(text)
                 self._work.run(
-                    "tts", lambda: self._speak_notice(text), lambda exc: [PartFailed("tts", describe(exc))]
+                    "tts",
+                    lambda: self._speak_notice(text),
+                    lambda exc: [FailedOutsideTurn("tts", describe(exc))],
                 )
 
-    def _transcribe(self, utterance: int, audio: AudioBlock, over_reply: bool) -> list[EngineEvent]:
-        """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run."""
-        with self._asr_lock:
-            self._asr_queued.discard(utterance)
-            if utterance in self._asr_dropped:
-                self._asr_dropped.discard(utterance)
+    def _transcribe(
+        self, utterance: int, audio: AudioBlock, over_reply: bool, wanted: CancelToken
+    ) -> list[EngineInput]:
+        """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run, and
+        one dropped while a server transcribes it is abandoned, so the next one does not wait for it."""
+        try:
+            if wanted.cancelled:
                 return []
-        return [TranscriptReady(utterance, self._transcriber.transcribe(audio, over_echo=over_reply).text)]
+            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted)
+            return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
+        finally:
+            with self._asr_lock:
+                if self._asr_wanted.get(utterance) is wanted:
+                    del self._asr_wanted[utterance]
 
-    def _speak_notice(self, text: str) -> list[EngineEvent]:
+    def _synthesize(self, turn: int, chunk: int, text: str, spoken: CancelToken) -> list[EngineInput]:
+        """On the TTS worker: a cut turn's chunks are not spoken, and one a server is speaking is left."""
+        if spoken.cancelled:
+            return []
+        synthesis = self._synthesizer.synthesize(text, cancel=spoken)
+        return [] if spoken.cancelled else [SynthesisReady(turn, chunk, synthesis)]
+
+    def _speak_notice(self, text: str) -> list[EngineInput]:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""
         self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)
         return []

@@ -19,6 +19,7 @@ from voice.audio.asr_signal import (
 )
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.linear_echo import SpeexEchoCanceller
+from voice.cancel import CancelToken
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -35,7 +36,12 @@ class Heard:
         self._words = words
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         self.audio.append(audio)
         return Transcript("Sorry, I meant on Sunday.", self._words)
@@ -214,7 +220,7 @@ CUT_INS_OVER_LOUD_ECHO = [  # (echo delay ms, cut-in ms into the story): AEC3's 
 
 @pytest.mark.models
 @pytest.mark.parametrize(("delay_ms", "after_ms"), CUT_INS_OVER_LOUD_ECHO)
-def test_a_user_cutting_in_over_echo_as_loud_as_the_user_is_understood_word_for_word(
+def test_a_user_cutting_in_over_reply_as_loud_as_the_user_is_understood_word_for_word(
     delay_ms: int,
     after_ms: int,
     transcriber: WhisperTranscriber,

@@ -11,7 +11,7 @@ import pytest
 from tests.audio.conftest import Speak
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.speech_probability import CHUNK, SileroSpeech
-from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, SpeechStarted, VadSettings, VoiceActivityDetector
+from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector, VoiceStarted
 from voice.audio.wav import read_wav
 from voice.errors import ConfigError, ModelError
 
@@ -43,7 +43,7 @@ def onset(signal: Samples, model: SileroSpeech | None) -> int | None:
     detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, speech_model=model)
     for offset in range(0, len(signal), 320):
         block = AudioBlock(signal[offset : offset + 320], RATE, offset)
-        if any(isinstance(e, SpeechStarted) for e in detector.process(block, assistant_speaking=True)):
+        if any(isinstance(e, VoiceStarted) for e in detector.process(block, assistant_speaking=True)):
             return block.end
     return None
 
@@ -195,7 +195,7 @@ def test_each_reply_starts_the_speech_model_afresh(speak: Speak) -> None:
         for offset in range(0, len(signal), 320):
             block = AudioBlock(signal[offset : offset + 320], RATE, offset)
             events = detector.process(block, assistant_speaking=bool(speaking[offset]))
-            if offset >= len(voice) + len(between) and any(isinstance(e, SpeechStarted) for e in events):
+            if offset >= len(voice) + len(between) and any(isinstance(e, VoiceStarted) for e in events):
                 found = found or block.end
         return found
 

@@ -10,20 +10,20 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,
     DEFAULT_QUIET,
-    SpeechEnded,
-    SpeechPaused,
-    SpeechResumed,
-    SpeechStarted,
     VadEvent,
     VadSettings,
     VoiceActivityDetector,
+    VoiceEnded,
+    VoicePaused,
+    VoiceResumed,
+    VoiceStarted,
 )
 from voice.errors import AudioError, ConfigError, ProtocolError
 
 RATE = ENGINE_RATE
 MS = RATE // 1000
 LEAD = RATE  # speech starts one second into the recording
-EARLY = (SpeechPaused, SpeechResumed)  # the offers at pauses, before endpointing is sure
+EARLY = (VoicePaused, VoiceResumed)  # the offers at pauses, before endpointing is sure
 
 
 def noise_floor(seconds: float, level: float = 0.002, seed: int = 0) -> np.ndarray:
@@ -57,7 +57,7 @@ def run(
 ) -> list[tuple[VadEvent, int]]:
     """Feed the signal in odd-sized blocks; each start or end comes with the clock sample it was reported at.
 
-    The early SpeechPaused offers (and SpeechResumed after them) are left out; their own tests look at them.
+    The early VoicePaused offers (and VoiceResumed after them) are left out; their own tests look at them.
     """
     detector = VoiceActivityDetector(quiet, barge_in)
     found: list[tuple[VadEvent, int]] = []
@@ -79,7 +79,7 @@ def test_speech_onset_is_found_within_30_ms(question: np.ndarray, speaking: bool
 
     events = [event for event, _ in run(scene(question), speaking)]
 
-    assert [type(e) for e in events] == [SpeechStarted, SpeechEnded]
+    assert [type(e) for e in events] == [VoiceStarted, VoiceEnded]
     assert abs(events[0].sample - onset) <= 30 * MS
 
 
@@ -90,8 +90,8 @@ def test_utterance_carries_the_pre_roll_and_the_exact_mic_audio(question: np.nda
 
     (started, _), (ended, _) = run(signal, speaking)
 
-    assert isinstance(started, SpeechStarted)
-    assert isinstance(ended, SpeechEnded)
+    assert isinstance(started, VoiceStarted)
+    assert isinstance(ended, VoiceEnded)
     utterance = ended.utterance
     assert started.sample - utterance.start == settings.pre_roll_ms * MS
     assert utterance.rate == RATE
@@ -108,7 +108,7 @@ def test_speech_ends_after_the_configured_silence(question: np.ndarray, end_sile
 
     ((_, _), (ended, reported_at)) = run(scene(question), quiet=settings, block=320)
 
-    assert isinstance(ended, SpeechEnded)
+    assert isinstance(ended, VoiceEnded)
     assert abs(ended.sample - end) <= 100 * MS
     assert reported_at - ended.sample == end_silence_ms * MS
 
@@ -121,8 +121,8 @@ def test_a_pause_shorter_than_the_end_silence_stays_one_utterance(speak: Speak) 
     patient = run(scene(speech), quiet=VadSettings(end_silence_ms=800))
     hasty = run(scene(speech), quiet=VadSettings(end_silence_ms=150))
 
-    assert [type(e) for e, _ in patient] == [SpeechStarted, SpeechEnded]
-    assert [type(e) for e, _ in hasty] == [SpeechStarted, SpeechEnded] * 2
+    assert [type(e) for e, _ in patient] == [VoiceStarted, VoiceEnded]
+    assert [type(e) for e, _ in hasty] == [VoiceStarted, VoiceEnded] * 2
 
 
 @pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
@@ -150,7 +150,7 @@ def test_short_burst_does_not_start_speech_under_barge_in_settings(
 
 def test_barge_in_settings_are_stricter_than_quiet_ones(question: np.ndarray) -> None:
     cough = burst(100, 0.3)
-    assert [type(e) for e, _ in run(cough, speaking=False)] == [SpeechStarted, SpeechEnded]
+    assert [type(e) for e, _ in run(cough, speaking=False)] == [VoiceStarted, VoiceEnded]
 
     quiet_start = run(scene(question), speaking=False)[0][1]
     barge_in_start = run(scene(question), speaking=True)[0][1]
@@ -179,7 +179,7 @@ def test_a_long_monologue_is_cut_at_the_maximum_utterance_length(speak: Speak) -
 
     events = [e for e, _ in run(scene(speech), quiet=settings)]
 
-    ends = [e for e in events if isinstance(e, SpeechEnded)]
+    ends = [e for e in events if isinstance(e, VoiceEnded)]
     assert len(ends) >= 2
     assert all(e.utterance.duration_s <= 1.5 + 0.35 for e in ends)
 
@@ -193,7 +193,7 @@ def test_missing_samples_count_as_silence_on_the_clock(question: np.ndarray) -> 
         if 8000 <= offset < 9600:  # the driver lost 100 ms of input before the user spoke
             continue
         events += detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), False)
-    assert isinstance(events[0], SpeechStarted)
+    assert isinstance(events[0], VoiceStarted)
     assert abs(events[0].sample - onset) <= 30 * MS
 
 
@@ -208,7 +208,7 @@ def test_reset_forgets_the_utterance_in_progress(question: np.ndarray) -> None:
     detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
     signal = scene(question)
     half = LEAD + len(question) // 2
-    assert any(isinstance(e, SpeechStarted) for e in detector.process(AudioBlock(signal[:half], RATE), False))
+    assert any(isinstance(e, VoiceStarted) for e in detector.process(AudioBlock(signal[:half], RATE), False))
     assert detector.in_speech
 
     detector.reset()
@@ -249,10 +249,10 @@ def test_the_utterance_is_offered_early_and_matches_the_final_one(question: np.n
         events += [(event, chunk.end) for event in detector.process(chunk, assistant_speaking=False)]
 
     kinds = [type(event) for event, _ in events]
-    assert kinds == [SpeechStarted, SpeechPaused, SpeechEnded]
+    assert kinds == [VoiceStarted, VoicePaused, VoiceEnded]
     (paused, offered_at), (ended, ended_at) = events[1], events[2]
-    assert isinstance(paused, SpeechPaused)
-    assert isinstance(ended, SpeechEnded)
+    assert isinstance(paused, VoicePaused)
+    assert isinstance(ended, VoiceEnded)
     assert paused.sample == ended.sample
     assert offered_at - paused.sample < ended_at - ended.sample  # offered while endpointing still waits
     assert np.array_equal(paused.utterance.samples, ended.utterance.samples)
@@ -270,8 +270,8 @@ def test_speech_after_an_offer_makes_a_longer_final_utterance(speak: Speak) -> N
             AudioBlock(signal[offset : offset + 320], RATE, offset), assistant_speaking=False
         )
 
-    offers = [event for event in events if isinstance(event, SpeechPaused)]
-    ends = [event for event in events if isinstance(event, SpeechEnded)]
+    offers = [event for event in events if isinstance(event, VoicePaused)]
+    ends = [event for event in events if isinstance(event, VoiceEnded)]
     assert len(ends) == 1
     assert len(offers) >= 2
     assert offers[0].sample < ends[0].sample == offers[-1].sample
@@ -287,13 +287,13 @@ def test_speech_after_an_offer_is_reported_as_resumed_and_the_offer_as_stale(spe
         events += detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), False)
 
     kinds = [type(event) for event in events]
-    resumed = kinds.index(SpeechResumed)
-    assert kinds[resumed - 1] is SpeechPaused  # every resumption follows an offer
+    resumed = kinds.index(VoiceResumed)
+    assert kinds[resumed - 1] is VoicePaused  # every resumption follows an offer
     offer, again = events[resumed - 1], events[resumed]
-    assert isinstance(offer, SpeechPaused)
-    assert isinstance(again, SpeechResumed)
+    assert isinstance(offer, VoicePaused)
+    assert isinstance(again, VoiceResumed)
     assert again.sample > offer.sample
-    assert kinds[-1] is SpeechEnded
+    assert kinds[-1] is VoiceEnded
 
 
 def test_an_utterance_ended_at_a_pause_lets_the_next_words_start_a_new_one(speak: Speak) -> None:
@@ -305,13 +305,13 @@ def test_an_utterance_ended_at_a_pause_lets_the_next_words_start_a_new_one(speak
     for offset in range(0, len(signal), 320):
         found = detector.process(AudioBlock(signal[offset : offset + 320], RATE, offset), False)
         events += found
-        if any(isinstance(event, SpeechPaused) for event in found) and len(events) == 2:
+        if any(isinstance(event, VoicePaused) for event in found) and len(events) == 2:
             detector.end_utterance()  # the engine judged the turn over at the first pause
 
-    kinds = [type(event) for event in events if not isinstance(event, SpeechPaused)]
-    assert kinds == [SpeechStarted, SpeechStarted, SpeechEnded]
+    kinds = [type(event) for event in events if not isinstance(event, VoicePaused)]
+    assert kinds == [VoiceStarted, VoiceStarted, VoiceEnded]
     paused, restarted = events[1], events[2]
-    assert isinstance(paused, SpeechPaused)
-    assert isinstance(restarted, SpeechStarted)
-    later = [event for event in events if isinstance(event, SpeechEnded)]
+    assert isinstance(paused, VoicePaused)
+    assert isinstance(restarted, VoiceStarted)
+    later = [event for event in events if isinstance(event, VoiceEnded)]
     assert later[0].utterance.start >= paused.sample  # the new utterance holds none of the first words

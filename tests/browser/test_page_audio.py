@@ -18,8 +18,8 @@ from selenium.webdriver.common.by import By
 from tests.browser.conftest import Kiosk, chromium, console_problems, wait_until, watching
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
-from voice.conversation.events import ItemCommitted, TurnEnded, TurnStarted
 from voice.conversation.items import AssistantText, UserText
+from voice.conversation.log_records import ItemCommitted, TurnEnded, TurnStarted
 from voice.conversation.session_log import load_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.models]

@@ -16,7 +16,7 @@ from typing import IO
 import pytest
 
 from voice.audio.pulse import private_pulse
-from voice.conversation.events import InputReceived, TurnEnded, TurnStarted
+from voice.conversation.log_records import InputReceived, TurnEnded, TurnStarted
 from voice.conversation.session_log import load_session
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"

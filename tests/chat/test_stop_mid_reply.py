@@ -19,8 +19,8 @@ import pytest
 
 from tests.chat.test_chat_device import AUDIO, read_until
 from tests.llm.fault_server import FaultServer, delta_chunk, finish_chunk, replying
-from voice.conversation.events import ItemCommitted, ReplyHeard, TurnEnded, TurnLost
 from voice.conversation.items import AssistantText, UserText
+from voice.conversation.log_records import ItemCommitted, ReplyHeard, TurnEnded, TurnLost
 from voice.conversation.session_log import load_session
 
 STORY = (

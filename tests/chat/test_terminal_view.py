@@ -22,7 +22,7 @@ from textual.pilot import Pilot
 from tests.chat.stand_in_devices import SilentSpeaker, ThreadedMicrophone
 from tests.engine.test_engine import REPLY, WORD, Room, ask
 from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
-from voice import events as stream
+from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.driver import AudioInput, AudioOutput, DeviceConversation, DeviceSettings
@@ -32,7 +32,7 @@ from voice.chat.terminal_view import ChatView
 from voice.chat.view_widgets import Line
 from voice.components import SpeechModels, make_engine
 from voice.conversation.session_log import SessionLog, load_session
-from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextInput
+from voice.engine.inputs import CancelReply, EngineInput, MuteMicrophone, TextInput
 from voice.errors import DeviceError
 from voice.runtime import Work
 
@@ -50,14 +50,14 @@ class FakeControls:
 
     def __init__(self, room: Room | None = None) -> None:
         self.room = room
-        self.sent: list[EngineEvent] = []
+        self.sent: list[EngineInput] = []
         self.stopped = False
         self.view: ChatView | None = None
 
     def start(self, view: ChatView) -> None:
         self.view = view
 
-    def send(self, event: EngineEvent) -> None:
+    def send(self, event: EngineInput) -> None:
         self.sent.append(event)
         if self.room is not None:
             self.room.engine.handle(event)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from voice.conversation.context_window import ContextBudget, estimate_tokens, first_kept
 from voice.conversation.continuation import Conversation, Request
-from voice.conversation.events import BudgetShrunk, ConversationEvent, HistoryTrimmed
 from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
+from voice.conversation.log_records import BudgetShrunk, HistoryTrimmed, LogRecord
 
 BUDGET = ContextBudget(400)
 
 
-def exchange(conversation: Conversation, number: int, events: list[ConversationEvent]) -> Request:
+def exchange(conversation: Conversation, number: int, events: list[LogRecord]) -> Request:
     """One question and answer; every fifth answer calls a tool, every seventh is cut by the user."""
     request = conversation.submit(f"Question number {number}: what about the weather on day {number}?")
     assert request is not None
@@ -35,7 +35,7 @@ def exchange(conversation: Conversation, number: int, events: list[ConversationE
 
 def test_every_request_fits_and_the_oldest_exchanges_are_dropped_whole() -> None:
     conversation = Conversation(BUDGET)
-    events: list[ConversationEvent] = []
+    events: list[LogRecord] = []
 
     requests = [exchange(conversation, n, events) for n in range(1, 60)]
 
@@ -52,7 +52,7 @@ def test_every_request_fits_and_the_oldest_exchanges_are_dropped_whole() -> None
 
 def test_trimming_keeps_a_shared_prefix_for_several_requests() -> None:
     conversation = Conversation(BUDGET)
-    events: list[ConversationEvent] = []
+    events: list[LogRecord] = []
     for n in range(1, 60):
         exchange(conversation, n, events)
 
@@ -62,7 +62,7 @@ def test_trimming_keeps_a_shared_prefix_for_several_requests() -> None:
 
 def test_a_resumed_session_sends_identical_requests() -> None:
     live = Conversation(BUDGET)
-    events: list[ConversationEvent] = []
+    events: list[LogRecord] = []
     for n in range(1, 40):
         exchange(live, n, events)
     resumed = Conversation.from_events(events, BUDGET)
@@ -72,7 +72,7 @@ def test_a_resumed_session_sends_identical_requests() -> None:
 
 def test_a_refusal_as_too_large_shrinks_the_budget_and_a_resume_remembers_it() -> None:
     live = Conversation(ContextBudget(2_000))
-    events: list[ConversationEvent] = []
+    events: list[LogRecord] = []
     for n in range(1, 20):
         exchange(live, n, events)
     request = live.submit("And tomorrow?")

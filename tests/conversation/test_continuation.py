@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from voice.conversation.continuation import PENDING_INPUT_CHARS, SEEN_IDS_KEPT, Conversation, Request
-from voice.conversation.events import InputDuplicate, TurnEnded
 from voice.conversation.items import (
     NOT_RUN_INTERRUPTED,
     AssistantText,
@@ -14,6 +13,7 @@ from voice.conversation.items import (
     UserText,
 )
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
+from voice.conversation.log_records import InputRepeated, TurnEnded
 from voice.errors import ProtocolError
 
 QUESTION = "What will the weather be like tomorrow?"
@@ -211,7 +211,7 @@ def test_an_input_id_seen_before_starts_nothing() -> None:
 
     assert conversation.submit(QUESTION, input_id="msg-1") is None
     assert conversation.turns == 1
-    assert conversation.take_events()[-2:] == [TurnEnded(1, False, "", ""), InputDuplicate("msg-1")]
+    assert conversation.take_events()[-2:] == [TurnEnded(1, False, "", ""), InputRepeated("msg-1")]
 
 
 def test_a_retry_is_dropped_after_a_thousand_other_inputs_and_old_ids_are_forgotten() -> None:

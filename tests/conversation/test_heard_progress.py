@@ -11,10 +11,10 @@ import pytest
 from tests.engine.test_engine import QUESTION, REPLY, WORD, Room, ask
 from voice.cli import main
 from voice.conversation.continuation import Conversation
-from voice.conversation.events import ReplyHeard, TurnLost
 from voice.conversation.items import AssistantText, UserText
+from voice.conversation.log_records import ReplyHeard, TurnLost
 from voice.conversation.session_log import SessionLog, load_session, open_session
-from voice.engine.events import CloseSession
+from voice.engine.inputs import CloseSession
 
 ANSWER = "Tomorrow starts dry, then rain moves in."
 

@@ -15,8 +15,8 @@ import pytest
 from voice.cancel import CancelToken
 from voice.components import context_budget
 from voice.conversation.continuation import Conversation, Request
-from voice.conversation.events import HistoryTrimmed
 from voice.conversation.items import UserText
+from voice.conversation.log_records import HistoryTrimmed
 from voice.conversation.session_log import SessionLog, load_session
 from voice.llm.config import LlmConfig
 from voice.llm.embedded import open_chat_model

@@ -16,8 +16,8 @@ import pytest
 
 from voice.cli import main
 from voice.conversation.continuation import Conversation
-from voice.conversation.events import ItemCommitted, TurnEnded
 from voice.conversation.items import AssistantText
+from voice.conversation.log_records import ItemCommitted, TurnEnded
 from voice.conversation.session_log import LOG_VERSION, SessionLog, load_session
 from voice.errors import SessionLogError
 

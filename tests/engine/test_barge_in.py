@@ -14,10 +14,11 @@ from tests.test_runtime import EvenSynthesizer, RecordingThinker
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
-from voice.audio.vad import SpeechEnded, SpeechStarted
+from voice.audio.vad import VoiceEnded, VoiceStarted
+from voice.cancel import CancelToken
 from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import LlmDone, LlmText, MicAudio, TranscriptReady
+from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.runtime import ActionRunner, Work
 
@@ -47,7 +48,12 @@ class SaysWhatItIsTold:
         self.texts: list[str] = []
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript(self.texts.pop(0))
 
@@ -65,7 +71,7 @@ class Speaker:
         )
         self.clock = 0
 
-    def block(self, *events: SpeechStarted | SpeechEnded) -> Samples:
+    def block(self, *events: VoiceStarted | VoiceEnded) -> Samples:
         """One block: the speaker plays, progress is reported, then the mic block with these VAD events."""
         played = self.buffer.pull(BLOCK)
         self.clock += BLOCK
@@ -78,10 +84,10 @@ class Speaker:
         """The user makes one sound, transcribed as ``text``; returns what played once its onset was heard."""
         self.transcriber.texts.append(text)
         start = self.clock
-        self.block(SpeechStarted(start))
+        self.block(VoiceStarted(start))
         for _ in range(36):  # a second and a half of it
             self.block()
-        end = SpeechEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
+        end = VoiceEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
         return self.block(end)
 
     def answer(self, text: str) -> None:
@@ -125,13 +131,13 @@ def test_a_cough_is_not_resumed_over_while_the_user_goes_on_speaking() -> None:
     ask(room)
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 4_000)
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
-    room.tick(SpeechStarted(room.clock))  # the user starts talking before the cough's transcript is back
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))  # the user starts talking before the cough's transcript is back
 
     assert room.engine.handle(TranscriptReady(2, "[coughing]")) == []  # not resumed over the user
 
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
     assert room.engine.handle(TranscriptReady(3, "Sorry, I meant on Sunday."))[0] == CancelTurn(1)
 
 
@@ -141,8 +147,8 @@ def test_a_second_cough_after_the_first_resumes_the_reply() -> None:
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 4_000)
     for utterance in (2, 3):
-        room.tick(SpeechStarted(room.clock))
-        room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+        room.tick(VoiceStarted(room.clock))
+        room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
         actions = room.engine.handle(TranscriptReady(utterance, "[coughing]"))
 
     assert actions == [ResumePlayback(1)]
@@ -191,9 +197,9 @@ def speech_over_the_reply(voiced_samples: int, text: str) -> list[EngineAction]:
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 4_000)
     onset = room.clock
-    room.tick(SpeechStarted(onset))
+    room.tick(VoiceStarted(onset))
     audio = AudioBlock(np.zeros(voiced_samples, np.float32), ENGINE_RATE, onset)
-    room.tick(SpeechEnded(onset + voiced_samples, audio))
+    room.tick(VoiceEnded(onset + voiced_samples, audio))
     return room.engine.handle(TranscriptReady(2, text))
 
 

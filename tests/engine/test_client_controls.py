@@ -7,16 +7,16 @@ from pathlib import Path
 import numpy as np
 
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask, reply_with_a_tool_call
-from voice import events as stream
+from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechStarted
+from voice.audio.vad import VoiceEnded, VoiceStarted
 from voice.audio.wav import read_wav
 from voice.components import make_engine
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolResult, UserText
 from voice.engine.actions import CancelTurn, DropTranscription, RunTool, SendRequest, StopPlayback
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import (
+from voice.engine.inputs import (
     CancelReply,
     EndConversation,
     MicAudio,
@@ -128,8 +128,8 @@ def test_ending_the_conversation_cuts_the_reply_and_the_next_one_numbers_turns_o
 def test_ending_the_conversation_drops_a_transcript_still_to_come() -> None:
     room = Room()
     start = room.clock
-    room.tick(SpeechStarted(start))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start)))
+    room.tick(VoiceStarted(start))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start)))
 
     actions = room.engine.handle(EndConversation())
 

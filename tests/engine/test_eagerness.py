@@ -8,12 +8,12 @@ import numpy as np
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, Room
 from tests.engine.test_turn_end import COMPLETE, ended_early_and_answered, paused
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted
-from voice.conversation.events import HoldChanged
+from voice.audio.vad import VoiceEnded, VoicePaused, VoiceStarted
+from voice.conversation.log_records import HoldChanged
 from voice.engine.actions import JudgeTurnEnd, PausePlayback, ResumePlayback, SendRequest, Transcribe
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import TranscriptReady, TurnEndJudged
 from voice.engine.hold import START_MS, Eagerness, Hold
+from voice.engine.inputs import TranscriptReady, TurnEndJudged
 
 
 def room_with(eagerness: Eagerness) -> Room:
@@ -44,11 +44,11 @@ def test_high_cut_by_the_user_going_on_merges_their_words_into_one_user_item() -
     room.tick()  # a block of it plays: no word is heard yet
 
     going_on = room.clock
-    assert PausePlayback(1) in room.tick(SpeechStarted(going_on))  # at barge-in speed
+    assert PausePlayback(1) in room.tick(VoiceStarted(going_on))  # at barge-in speed
     for _ in range(40):  # 0.8 s of "for ten minutes"
         room.tick()
     rest = AudioBlock(np.ones(room.clock - going_on, np.float32), ENGINE_RATE, going_on)
-    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    (transcribe,) = room.tick(VoiceEnded(room.clock, rest))
     assert isinstance(transcribe, Transcribe)
     actions = room.engine.handle(TranscriptReady(transcribe.utterance, "for ten minutes."))
 
@@ -63,14 +63,14 @@ def test_high_cut_by_the_user_going_on_merges_their_words_into_one_user_item() -
 def test_low_waits_for_the_long_silence_even_when_the_turn_sounds_finished() -> None:
     room = room_with(Eagerness.LOW)
     utterance = AudioBlock(np.zeros(2 * BLOCK, np.float32), ENGINE_RATE, 0)
-    room.tick(SpeechStarted(0))
-    asked = room.tick(SpeechPaused(BLOCK, utterance))
+    room.tick(VoiceStarted(0))
+    asked = room.tick(VoicePaused(BLOCK, utterance))
     assert asked == [Transcribe(1, utterance)]  # speculative ASR still; nobody judges the pause
     assert not any(isinstance(a, JudgeTurnEnd) for a in asked)
     assert room.engine.handle(TranscriptReady(1, QUESTION)) == []
     assert room.engine.phase is Phase.USER_SPEAKING
 
-    actions = room.tick(SpeechEnded(BLOCK, utterance))  # the long silence
+    actions = room.tick(VoiceEnded(BLOCK, utterance))  # the long silence
 
     assert [type(a) for a in actions] == [SendRequest]  # and it plays as soon as it is ready
     assert room.vad.utterances_ended == 0
@@ -82,18 +82,18 @@ def test_auto_writes_each_change_of_the_hold_to_the_session_log() -> None:
     going_on = room.clock + 4 * BLOCK
     while room.clock < going_on:
         room.tick()
-    room.tick(SpeechStarted(going_on))  # went on within the hold: it was a pause
+    room.tick(VoiceStarted(going_on))  # went on within the hold: it was a pause
     logged = room.engine.conversation.take_events()
     assert not [e for e in logged if isinstance(e, HoldChanged)]  # learned, applied from the next end
 
     rest = AudioBlock(np.ones(BLOCK, np.float32), ENGINE_RATE, going_on)
     room.tick()
-    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    (transcribe,) = room.tick(VoiceEnded(room.clock, rest))
     assert isinstance(transcribe, Transcribe)
     utterance = AudioBlock(np.zeros(room.clock, np.float32), ENGINE_RATE, 0)
-    room.tick(SpeechStarted(room.clock))
+    room.tick(VoiceStarted(room.clock))
     pause = room.clock
-    room.tick(SpeechPaused(pause, utterance))
+    room.tick(VoicePaused(pause, utterance))
     room.engine.handle(TranscriptReady(transcribe.utterance + 1, QUESTION))
     room.engine.handle(TurnEndJudged(transcribe.utterance + 1, COMPLETE))
 
@@ -111,11 +111,11 @@ def test_auto_lengthens_the_hold_when_the_user_cuts_an_answer_played_into_their_
         room.tick()  # the hold passes and the answer plays
 
     going_on = room.clock
-    assert PausePlayback(1) in room.tick(SpeechStarted(going_on))
+    assert PausePlayback(1) in room.tick(VoiceStarted(going_on))
     for _ in range(40):
         room.tick()
     rest = AudioBlock(np.ones(room.clock - going_on, np.float32), ENGINE_RATE, going_on)
-    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    (transcribe,) = room.tick(VoiceEnded(room.clock, rest))
     assert isinstance(transcribe, Transcribe)
     room.engine.handle(TranscriptReady(transcribe.utterance, "in Paris on Friday."))
 

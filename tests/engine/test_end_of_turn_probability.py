@@ -8,7 +8,7 @@ from tests.engine.test_engine import QUESTION, Room
 from tests.engine.test_turn_end import paused
 from voice.engine.actions import SendRequest
 from voice.engine.engine import Phase
-from voice.engine.events import TranscriptReady, TurnEndJudged
+from voice.engine.inputs import TranscriptReady, TurnEndJudged
 
 
 @pytest.mark.parametrize("probability", [0.35, 0.45, 0.5])
@@ -30,4 +30,4 @@ def test_a_pause_the_model_calls_more_likely_finished_is_answered(probability: f
     actions = room.engine.handle(TurnEndJudged(1, probability))
 
     assert isinstance(actions[0], SendRequest)
-    assert room.engine.phase is Phase.THINKING
+    assert room.engine.phase is Phase.HOLDING  # answered, the reply held for the hold

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechPaused, SpeechStarted, VadEvent
+from voice.audio.vad import VadEvent, VoiceEnded, VoicePaused, VoiceStarted
 from voice.conversation.items import NOT_RUN_INTERRUPTED, AssistantText, ToolCall, ToolResult, UserText
 from voice.engine.actions import (
     CancelTurn,
@@ -24,7 +24,7 @@ from voice.engine.actions import (
     Transcribe,
 )
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import (
+from voice.engine.inputs import (
     AudioPlayed,
     LlmDone,
     LlmFailed,
@@ -84,9 +84,9 @@ class Room:
     def say(self, text: str, utterance: int) -> list[EngineAction]:
         """The user speaks one utterance and its transcript comes back."""
         start = self.clock
-        self.tick(SpeechStarted(start))
+        self.tick(VoiceStarted(start))
         actions = self.tick(
-            SpeechEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
+            VoiceEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
         )
         assert isinstance(actions[-1], Transcribe)
         return self.engine.handle(TranscriptReady(utterance, text))
@@ -158,12 +158,12 @@ def test_speech_over_the_reply_pauses_at_once_then_cancels_keeping_what_was_hear
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 3 * WORD + WORD // 2)
 
-    onset = room.tick(SpeechStarted(room.clock))
+    onset = room.tick(VoiceStarted(room.clock))
     assert onset == [PausePlayback(1)]
     assert room.vad.assistant_speaking[-1] is True  # the onset was judged with barge-in settings
     room.play(1, 0)
     room.clock += ENGINE_RATE * 3 // 2  # a second and a half of speech
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
     assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
@@ -184,8 +184,8 @@ def test_a_cough_over_the_reply_resumes_it() -> None:
     ask(room)
     room.synthesize(room.stream(1, REPLY))
     room.play(1, WORD)
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptReady(2, "[coughing]"))
 
@@ -202,8 +202,8 @@ def test_the_assistants_own_echo_does_not_interrupt_it() -> None:
     ask(room)
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 4 * WORD)
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptReady(2, "then rain moves"))
 
@@ -214,8 +214,8 @@ def test_speaking_while_the_model_thinks_merges_the_inputs() -> None:
     room = Room()
     ask(room)
     room.stream(1, [], done=False)  # no delta yet
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
@@ -229,8 +229,8 @@ def test_speaking_while_the_model_thinks_merges_the_inputs() -> None:
 def test_output_of_a_cancelled_turn_is_dropped() -> None:
     room = Room()
     ask(room)
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
     room.engine.handle(TranscriptReady(2, "Never mind."))
 
     assert room.stream(1, ["Late", " words."]) == []
@@ -258,9 +258,9 @@ def test_tools_run_after_the_reply_played_then_the_model_sees_their_results() ->
 def test_interrupting_a_reply_with_a_tool_call_fails_the_call() -> None:
     room = Room()
     call, _ = reply_with_a_tool_call(room, 2)
-    room.tick(SpeechStarted(room.clock))
+    room.tick(VoiceStarted(room.clock))
     room.clock += ENGINE_RATE * 3 // 2  # a second and a half of speech
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptReady(2, "No, the weekend."))
 
@@ -305,18 +305,18 @@ def test_a_failure_after_words_were_heard_is_told_not_retried() -> None:
 def test_an_event_the_phase_does_not_expect_names_both() -> None:
     room = Room()
 
-    with pytest.raises(ProtocolError, match="SpeechEnded is not expected while listening"):
-        room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)))
+    with pytest.raises(ProtocolError, match="VoiceEnded is not expected while listening"):
+        room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)))
 
 
 def test_a_transcript_ready_before_endpointing_answers_as_soon_as_it_confirms() -> None:
     room = Room()
     utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)
-    room.tick(SpeechStarted(0))
-    assert room.tick(SpeechPaused(BLOCK, utterance)) == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
+    room.tick(VoiceStarted(0))
+    assert room.tick(VoicePaused(BLOCK, utterance)) == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
     assert room.engine.handle(TranscriptReady(1, QUESTION)) == []  # the user may still go on
 
-    actions = room.tick(SpeechEnded(BLOCK, utterance))
+    actions = room.tick(VoiceEnded(BLOCK, utterance))
 
     assert [type(a) for a in actions] == [SendRequest]
     assert room.engine.speech[0].transcript == QUESTION
@@ -326,11 +326,11 @@ def test_speech_after_an_early_transcript_makes_it_stale() -> None:
     room = Room()
     first = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, 0)
     whole = AudioBlock(np.zeros(3 * BLOCK, np.float32), ENGINE_RATE, 0)
-    room.tick(SpeechStarted(0))
-    room.tick(SpeechPaused(BLOCK, first))
+    room.tick(VoiceStarted(0))
+    room.tick(VoicePaused(BLOCK, first))
     assert room.engine.handle(TranscriptReady(1, "I was wondering")) == []
 
-    assert room.tick(SpeechEnded(3 * BLOCK, whole)) == [DropTranscription(1), Transcribe(2, whole)]
+    assert room.tick(VoiceEnded(3 * BLOCK, whole)) == [DropTranscription(1), Transcribe(2, whole)]
     actions = room.engine.handle(TranscriptReady(2, "I was wondering what time it is."))
 
     assert isinstance(actions[0], SendRequest)

@@ -18,13 +18,14 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,
     DEFAULT_QUIET,
-    SpeechEnded,
-    SpeechPaused,
-    SpeechResumed,
-    SpeechStarted,
     VoiceActivityDetector,
+    VoiceEnded,
+    VoicePaused,
+    VoiceResumed,
+    VoiceStarted,
 )
 from voice.audio.wav import read_wav
+from voice.client_events import Failure, InputTranscript, StateChanged, StreamEvent
 from voice.conversation.items import UserText
 from voice.engine.actions import (
     CancelTurn,
@@ -39,9 +40,8 @@ from voice.engine.actions import (
     Transcribe,
 )
 from voice.engine.engine import Engine, Phase
-from voice.engine.events import MicAudio, TranscriptReady, TurnEndJudged
 from voice.engine.hold import START_MS as HOLD_AFTER_EARLY_END_MS
-from voice.events import Failure, InputTranscript, StateChanged, StreamEvent
+from voice.engine.inputs import MicAudio, TranscriptReady, TurnEndJudged
 from voice.runtime import ActionRunner, Work
 from voice.turn_end.port import EndOfTurn
 
@@ -52,8 +52,8 @@ COMPLETE, NOT_YET = 0.9, 0.1
 def paused(room: Room) -> AudioBlock:
     """The user speaks, then pauses: the engine asks for a transcript and a judgement of the pause."""
     utterance = AudioBlock(np.zeros(2 * BLOCK, np.float32), ENGINE_RATE, 0)
-    room.tick(SpeechStarted(0))
-    actions = room.tick(SpeechPaused(BLOCK, utterance))
+    room.tick(VoiceStarted(0))
+    actions = room.tick(VoicePaused(BLOCK, utterance))
     assert actions == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
     return utterance
 
@@ -66,7 +66,7 @@ def test_a_finished_question_is_answered_at_the_short_pause() -> None:
     actions = room.engine.handle(TurnEndJudged(1, COMPLETE))
 
     assert [type(a) for a in actions] == [SendRequest, PausePlayback]  # held until the pause is long
-    assert room.engine.phase is Phase.THINKING
+    assert room.engine.phase is Phase.HOLDING
     assert room.vad.utterances_ended == 1  # what the user says next is a new utterance
     assert room.engine.speech[0].end == BLOCK
 
@@ -90,7 +90,7 @@ def test_a_pause_the_model_calls_unfinished_waits_for_the_long_silence() -> None
     assert room.engine.handle(TurnEndJudged(1, NOT_YET)) == []
     assert room.engine.phase is Phase.USER_SPEAKING
 
-    actions = room.tick(SpeechEnded(BLOCK, utterance))
+    actions = room.tick(VoiceEnded(BLOCK, utterance))
     assert [type(a) for a in actions] == [SendRequest]
     assert room.vad.utterances_ended == 0
 
@@ -108,7 +108,7 @@ def test_speech_resuming_after_the_pause_cancels_the_early_end() -> None:
     room = Room()
     paused(room)
 
-    assert room.tick(SpeechResumed(2 * BLOCK)) == [DropTranscription(1)]
+    assert room.tick(VoiceResumed(2 * BLOCK)) == [DropTranscription(1)]
     assert room.engine.handle(TurnEndJudged(1, COMPLETE)) == []
     assert room.engine.handle(TranscriptReady(1, QUESTION)) == []
     assert room.engine.phase is Phase.USER_SPEAKING
@@ -185,10 +185,10 @@ def paused_over_the_reply(room: Room, blocks: int) -> tuple[AudioBlock, list[Eng
     room.synthesize(room.stream(1, REPLY))
     room.play(1, 2 * WORD)
     utterance = AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)
-    room.tick(SpeechStarted(room.clock))
+    room.tick(VoiceStarted(room.clock))
     for _ in range(blocks):
         room.tick()
-    return utterance, room.tick(SpeechPaused(room.clock, utterance))
+    return utterance, room.tick(VoicePaused(room.clock, utterance))
 
 
 def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_waits_for_the_hold() -> None:
@@ -216,7 +216,7 @@ def test_a_scrap_over_the_reply_judged_finished_is_left_to_the_long_silence() ->
 
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     assert room.engine.handle(TranscriptReady(2, "Sorry.")) == []
-    assert room.engine.phase is Phase.USER_SPEAKING
+    assert room.engine.phase is Phase.PAUSED  # the user still talks over the paused reply
     assert room.vad.utterances_ended == 0
 
 
@@ -224,7 +224,7 @@ def test_a_question_in_the_quiet_is_transcribed_on_the_quick_path() -> None:
     room = Room()
     utterance = paused(room)  # asserts Transcribe(1, utterance): over_reply False
 
-    ended = room.tick(SpeechEnded(3 * BLOCK, utterance))
+    ended = room.tick(VoiceEnded(3 * BLOCK, utterance))
 
     assert ended == [DropTranscription(1), Transcribe(2, utterance)]
 
@@ -286,7 +286,7 @@ def test_a_user_going_on_at_the_end_of_the_hold_is_not_answered_before_the_vad_c
     waited: list[EngineAction] = []
     while room.clock < speech_from:
         waited += room.tick()
-    waited += room.tick(SpeechStarted(room.clock))
+    waited += room.tick(VoiceStarted(room.clock))
 
     assert room.clock - voiced_end > DEFAULT_QUIET.end_silence_ms * ENGINE_RATE // 1000
     assert not any(isinstance(action, ResumePlayback) for action in waited)
@@ -317,12 +317,12 @@ def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_
     room.tick()
     room.tick()
     going_on = room.clock
-    assert room.tick(SpeechStarted(going_on)) == [CancelTurn(1, discarded=True), StopPlayback(1)]
+    assert room.tick(VoiceStarted(going_on)) == [CancelTurn(1, discarded=True), StopPlayback(1)]
     assert room.engine.turns[0].discarded
     rest = AudioBlock(np.ones(BLOCK, np.float32), ENGINE_RATE, going_on)
     room.tick()
 
-    (transcribe,) = room.tick(SpeechEnded(room.clock, rest))
+    (transcribe,) = room.tick(VoiceEnded(room.clock, rest))
     assert isinstance(transcribe, Transcribe)
     assert transcribe.audio.start == 0  # from the start of the question, through the pause
     assert transcribe.audio.end == rest.end

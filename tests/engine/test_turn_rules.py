@@ -8,15 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
-from voice import events as stream
+from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import SpeechEnded, SpeechStarted
+from voice.audio.vad import VoiceEnded, VoiceStarted
 from voice.conversation.continuation import Conversation
-from voice.conversation.events import InputDuplicate, InputReceived, TurnFailed
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
+from voice.conversation.log_records import InputReceived, InputRepeated, TurnFailed
 from voice.engine.actions import CancelTurn, RunTool, SendRequest, SpeakNotice, StopPlayback
 from voice.engine.engine import TOOL_WAIT_LIMIT_S, Engine, Phase
-from voice.engine.events import (
+from voice.engine.inputs import (
     LlmDone,
     LlmFailed,
     LlmToolCall,
@@ -54,7 +54,7 @@ def test_a_typed_duplicate_during_a_reply_neither_cancels_nor_starts_anything() 
     assert [e.id for e in room.engine.take_events() if isinstance(e, stream.InputDuplicate)] == ["in-7"]
     room.play(1, len(REPLY) * WORD)
     assert room.engine.conversation.history[-1] == AssistantText(" ".join(w.strip() for w in REPLY))
-    assert InputDuplicate("in-7") in room.engine.conversation.take_events()
+    assert InputRepeated("in-7") in room.engine.conversation.take_events()
 
 
 def test_typed_input_cuts_in_like_speech_keeping_what_was_heard() -> None:
@@ -150,8 +150,8 @@ def test_a_failure_after_words_were_heard_keeps_them_out_and_the_question_pendin
 
 def test_a_transcriber_that_fails_is_told_and_the_assistant_keeps_listening() -> None:
     room = Room()
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptFailed(1, "RuntimeError: model gone"))
 
@@ -162,8 +162,8 @@ def test_a_transcriber_that_fails_is_told_and_the_assistant_keeps_listening() ->
 
 def test_a_speech_server_that_does_not_answer_is_said_as_not_hearing_right_now() -> None:
     room = Room()
-    room.tick(SpeechStarted(room.clock))
-    room.tick(SpeechEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
+    room.tick(VoiceStarted(room.clock))
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
     actions = room.engine.handle(TranscriptFailed(1, "ASR server transport: refused", server_down=True))
 

@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.kiosk.conftest import Event, Kiosk, events_until, next_event, of_type, send
-from voice.conversation.events import InputReceived, TurnEnded
+from voice.conversation.log_records import InputReceived, TurnEnded
 from voice.conversation.session_log import load_session
 
 pytestmark = pytest.mark.models

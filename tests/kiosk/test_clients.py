@@ -33,8 +33,8 @@ from tests.kiosk.conftest import (
     send,
 )
 from voice.chat.driver import DeviceSettings
+from voice.client_events import ResponseHeard
 from voice.conversation.continuation import Conversation
-from voice.events import ResponseHeard
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.audio import audio_setup
 from voice.kiosk.client import QUEUE_EVENTS

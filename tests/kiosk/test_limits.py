@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voice.engine.events import CancelReply, TextInput
+from voice.engine.inputs import CancelReply, TextInput
 from voice.kiosk.limits import (
     ALL_CLIENTS,
     FLOOD_MEMORY_S,

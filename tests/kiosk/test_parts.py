@@ -9,7 +9,8 @@ import pytest
 
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.engine.events import CancelReply, MuteMicrophone, TextInput
+from voice.cancel import CancelToken
+from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.errors import ConfigError
 from voice.kiosk.protocol import BadFrame, ResetSession, parse_command
 from voice.kiosk.security import check_bind, is_loopback, origin_ok, token_ok
@@ -70,7 +71,12 @@ class Saying:
         self.text = text
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         return Transcript(self.text)
 

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.remote.servers import (
+    LOCAL_TTS_RATE,
     faster_whisper_server_command,
     free_port,
-    piper_speech_server_command,
+    local_tts_command,
+    local_tts_home,
     running,
     wyoming_piper_command,
     wyoming_whisper_command,
@@ -42,7 +44,7 @@ def whisper_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def piper_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The test's OpenAI-compatible piper server (PCM at the voice's 22050 Hz); yields its /v1 URL."""
-    port, home = free_port(), tmp_path_factory.mktemp("piper-http")
-    with running(piper_speech_server_command(port), port, home / "server.log"):
-        yield f"http://127.0.0.1:{port}/v1"
+    """local-tts-studio (OpenAI-compatible piper) with the bundled voice; yields its /v1 URL and rate."""
+    port, home = free_port(), tmp_path_factory.mktemp("local-tts")
+    with running(local_tts_command(port), port, home / "server.log", local_tts_home(home)):
+        yield f"http://127.0.0.1:{port}/v1?rate={LOCAL_TTS_RATE}"

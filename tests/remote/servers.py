@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -23,9 +24,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _offline() -> dict[str, str]:
+def _offline(extra: dict[str, str]) -> dict[str, str]:
     """The environment of a server that must never reach the network for a model."""
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", **extra}
 
 
 def wyoming_whisper_command(port: int, data_dir: Path) -> list[str]:
@@ -59,15 +60,40 @@ def faster_whisper_server_command(port: int) -> list[str]:
     ]  # fmt: skip
 
 
-def piper_speech_server_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "tests.remote.piper_speech_server", str(port)]
+LOCAL_TTS_RATE = 22050  # local-tts-studio sends the voice's own rate as pcm, not OpenAI's 24 kHz
+
+
+def local_tts_command(port: int) -> list[str]:
+    """local-tts-studio: piper behind ``/v1/audio/speech``; its settings come from :func:`local_tts_home`."""
+    return [sys.executable, "-m", "local_tts.cli", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def local_tts_home(home: Path, *, api_key: str | None = None, voice: str | None = None) -> dict[str, str]:
+    """A data folder serving the bundled voice (or ``voice``, a name it lacks) to API clients; its env."""
+    bundled = bundled_voice_path()
+    voices = home / "voices"
+    voices.mkdir(parents=True, exist_ok=True)
+    for source in (bundled, bundled.with_name(bundled.name + ".json")):
+        if not (voices / source.name).exists():
+            (voices / source.name).symlink_to(source)
+    settings = {
+        "voices_dir": str(voices),
+        "device": "cpu",
+        "api_default_voice": voice or bundled.stem,
+        "api_key_enabled": api_key is not None,
+        "api_key": api_key or "",
+    }
+    (home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    return {"LOCAL_TTS_DATA_DIR": str(home)}
 
 
 @contextmanager
-def running(command: list[str], port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """Start ``command``, wait until ``port`` accepts connections, and stop it at the end."""
+def running(
+    command: list[str], port: int, log: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``command`` (``env`` added to ours), wait until ``port`` accepts, and stop it at the end."""
     with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=_offline())
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=_offline(env or {}))
     try:
         wait_for_port(port, process, log)
         yield process

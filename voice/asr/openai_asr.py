@@ -15,6 +15,7 @@ import httpx
 
 from voice.asr.port import TimedWord, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.cancel import CancelToken
 from voice.errors import AudioError
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
@@ -47,7 +48,12 @@ class OpenAITranscriber:
         self._endpoint.close()
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         if audio.rate != ENGINE_RATE or audio.channels != 1:
             raise AudioError(
@@ -69,7 +75,7 @@ class OpenAITranscriber:
             fields["timestamp_granularities[]"] = ["word"]
         if self._language:
             fields["language"] = self._language
-        with self._endpoint.post(files=upload, data=fields) as reply:
+        with self._endpoint.post(cancel, files=upload, data=fields) as reply:
             body = _read_limited(reply)
         return self._parse(body)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from voice.audio.block import AudioBlock
+from voice.cancel import CancelToken
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,17 @@ class Transcript:
 class Transcriber(Protocol):
     """Turns one utterance (mono float32 at ENGINE_RATE) into text; called from a worker thread.
 
-    ``over_echo``: the assistant's own voice may be in the audio (a user cutting in over its reply), so
+    ``over_reply``: the assistant's own voice may be in the audio (a user cutting in over its reply), so
     the transcriber should take its most careful path (whisper decodes its full 30 s window).
+    ``cancel`` fires (from another thread) once the text is no longer wanted: a backend that waits on a
+    server abandons the call at once and raises; a local model may finish.
     """
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript: ...

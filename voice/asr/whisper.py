@@ -14,6 +14,7 @@ import numpy as np
 from voice.asr.port import TimedWord, Transcript
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.cancel import CancelToken
 from voice.errors import AudioError, ConfigError, ModelError
 from voice.models import bundled_file
 
@@ -83,7 +84,12 @@ class WhisperTranscriber:
         self.transcribe(AudioBlock(np.zeros(int(_WARM_UP_S * ENGINE_RATE), dtype=np.float32), ENGINE_RATE))
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
 
@@ -96,7 +102,7 @@ class WhisperTranscriber:
         if audio.frames == 0:
             return Transcript("")
         try:
-            if self._short is not None and not word_timings and not over_echo:
+            if self._short is not None and not word_timings and not over_reply:
                 text = self._short.decode(audio.samples)
                 if text is not None:
                     return Transcript(text)

@@ -14,6 +14,7 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.cancel import CancelToken
 from voice.errors import AudioError
 from voice.remote.pcm import WIDTH, to_pcm16
 from voice.remote.wyoming_link import WyomingConnection, WyomingLink
@@ -24,7 +25,7 @@ _CHUNK_SAMPLES = 1024  # what Wyoming satellites send: 64 ms at 16 kHz
 class WyomingTranscriber:
     """Sends each utterance to ``link``'s server; ``model`` and ``language`` go in ``transcribe`` if given.
 
-    Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_echo`` is the
+    Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_reply`` is the
     server's business (it decodes how it decodes).
     """
 
@@ -46,7 +47,12 @@ class WyomingTranscriber:
         """Nothing to release: every call opens and closes its own connection."""
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         if audio.rate != ENGINE_RATE or audio.channels != 1:
             raise AudioError(
@@ -55,7 +61,7 @@ class WyomingTranscriber:
             )
         pcm = to_pcm16(audio.samples)
         step = _CHUNK_SAMPLES * WIDTH
-        with self._link.connect() as connection:
+        with self._link.connect(cancel) as connection:
             connection.send(Transcribe(name=self._model, language=self._language).event())
             connection.send(AudioStart(rate=ENGINE_RATE, width=WIDTH, channels=1).event())
             for offset in range(0, len(pcm), step):

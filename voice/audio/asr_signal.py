@@ -29,6 +29,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.echo_delay import MAX_DELAY_MS, EchoDelay
 from voice.audio.linear_echo import TAIL_MS, SpeexEchoCanceller
 from voice.audio.vad import DEFAULT_BARGE_IN
+from voice.cancel import CancelToken
 
 KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll and the reach
 FRAME_MS = 10
@@ -285,13 +286,18 @@ class TranscribingAsrSignal:
         self._signal = signal
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         if self._signal.only_echo(audio):
             return Transcript("")  # no words of the user's: whisper would only guess at the echo
         words = self._signal.words_for(audio)
-        over_echo = over_echo or self._signal.speaker_audible_over(words)
-        heard = self._inner.transcribe(words, word_timings=word_timings, over_echo=over_echo)
+        over_reply = over_reply or self._signal.speaker_audible_over(words)
+        heard = self._inner.transcribe(words, word_timings=word_timings, over_reply=over_reply, cancel=cancel)
         earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
         if not earlier or not heard.words:
             return heard

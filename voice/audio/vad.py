@@ -101,14 +101,14 @@ class SpeechModel(Protocol):
 
 
 @dataclass(frozen=True)
-class SpeechStarted:
+class VoiceStarted:
     """Speech began at clock sample ``sample``: the first voiced frame of the onset."""
 
     sample: int
 
 
 @dataclass(frozen=True)
-class SpeechEnded:
+class VoiceEnded:
     """Speech ended at clock sample ``sample`` (end of its last voiced frame).
 
     ``utterance`` holds the whole utterance for ASR, from ``pre_roll_ms`` before the onset to a short
@@ -121,10 +121,10 @@ class SpeechEnded:
 
 
 @dataclass(frozen=True)
-class SpeechPaused:
+class VoicePaused:
     """``speculate_ms`` of silence after voiced audio ending at ``sample``: the utterance may be over.
 
-    ``utterance`` is what SpeechEnded would carry if no more speech follows before endpointing.
+    ``utterance`` is what VoiceEnded would carry if no more speech follows before endpointing.
     """
 
     sample: int
@@ -132,13 +132,13 @@ class SpeechPaused:
 
 
 @dataclass(frozen=True)
-class SpeechResumed:
-    """Voiced audio at clock sample ``sample`` after a SpeechPaused: that offer is no longer the utterance."""
+class VoiceResumed:
+    """Voiced audio at clock sample ``sample`` after a VoicePaused: that offer is no longer the utterance."""
 
     sample: int
 
 
-VadEvent = SpeechStarted | SpeechPaused | SpeechResumed | SpeechEnded
+VadEvent = VoiceStarted | VoicePaused | VoiceResumed | VoiceEnded
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ class VoiceActivityDetector:
         self._active: int | None = None
         self._utterance: list[_Frame] = []
         self._last_voiced_end = 0
-        self._offered = -1  # voiced end of the utterance last offered by SpeechPaused
+        self._offered = -1  # voiced end of the utterance last offered by VoicePaused
         self._voiced_until = 0  # end of the last frame voiced under the quiet settings
 
     @property
@@ -200,7 +200,7 @@ class VoiceActivityDetector:
 
     @property
     def in_speech(self) -> bool:
-        """True between a SpeechStarted and its SpeechEnded."""
+        """True between a VoiceStarted and its VoiceEnded."""
         return self._active is not None
 
     def reset(self) -> None:
@@ -216,7 +216,7 @@ class VoiceActivityDetector:
     def end_utterance(self) -> None:
         """The turn was judged over at the last pause: voiced audio after it starts a new utterance.
 
-        No SpeechEnded follows for the utterance in progress; its pause offer stands as its end.
+        No VoiceEnded follows for the utterance in progress; its pause offer stands as its end.
         """
         if self._active is not None:
             self._listen_from = self._last_voiced_end
@@ -303,16 +303,16 @@ class VoiceActivityDetector:
         if silence >= settings.end_silence_ms * self.rate // 1000 or length >= self._max_samples(settings):
             return self._end(settings)
         if resumed:
-            return SpeechResumed(frame.start)
+            return VoiceResumed(frame.start)
         speculate = settings.speculate_ms
         early = speculate is not None and speculate < settings.end_silence_ms
         offer_at = (speculate or 0) * self.rate // 1000
         if early and silence >= offer_at and self._offered != self._last_voiced_end:
             self._offered = self._last_voiced_end
-            return SpeechPaused(self._last_voiced_end, self._utterance_audio(settings))
+            return VoicePaused(self._last_voiced_end, self._utterance_audio(settings))
         return None
 
-    def _look_for_onset(self, mode: int) -> SpeechStarted | None:
+    def _look_for_onset(self, mode: int) -> VoiceStarted | None:
         settings = self._settings[mode]
         window = list(self._history)[-settings.frames(settings.start_window_ms) :]
         voiced = [f for f in window if f.voiced[mode] and f.start >= self._listen_from]
@@ -327,7 +327,7 @@ class VoiceActivityDetector:
         self._utterance = [f for f in self._history if f.start >= pre_roll_from]
         self._last_voiced_end = voiced[-1].start + self._frame_len
         self._active = mode
-        return SpeechStarted(onset)
+        return VoiceStarted(onset)
 
     def _heard_speech(self, settings: VadSettings) -> bool:
         """The speech model called every frame of the last ``quick_speech_ms`` speech."""
@@ -348,8 +348,8 @@ class VoiceActivityDetector:
         audio = np.concatenate([f.samples for f in self._utterance])[: self._last_voiced_end + tail - start]
         return AudioBlock(audio, self.rate, start)
 
-    def _end(self, settings: VadSettings) -> SpeechEnded:
-        ended = SpeechEnded(self._last_voiced_end, self._utterance_audio(settings))
+    def _end(self, settings: VadSettings) -> VoiceEnded:
+        ended = VoiceEnded(self._last_voiced_end, self._utterance_audio(settings))
         self._listen_from = self._utterance[-1].start + self._frame_len
         self._active = None
         self._utterance = []

@@ -25,7 +25,7 @@ from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.duplex import AudioInput, AudioOutput, Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import CloseSession, EndConversation
+from voice.engine.inputs import CloseSession, EndConversation
 from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 

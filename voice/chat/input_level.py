@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from voice.audio.block import AudioBlock
-from voice.events import InputLevel
+from voice.client_events import InputLevel
 
 LEVEL_EVERY_S = 0.1  # a meter needs no more than ten readings a second
 SILENCE_DBFS = -100.0  # digital silence has no logarithm; this reads as "nothing"

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from voice.chat.driver import DeviceConversation
 from voice.chat.terminal_view import ChatView
+from voice.client_events import Failure
 from voice.conversation.session_log import SessionLog
-from voice.engine.events import EngineEvent
+from voice.engine.inputs import EngineInput
 from voice.errors import VoiceError
-from voice.events import Failure
 
 
 class LiveChat:
@@ -102,7 +102,7 @@ class LiveChat:
         self._run = asyncio.run_coroutine_threadsafe(self.talk.run(self._seconds), self._loop)
         self._run.add_done_callback(lambda _: view.ended())
 
-    def send(self, event: EngineEvent) -> None:
+    def send(self, event: EngineInput) -> None:
         self._on_loop(lambda: self.talk.runner.feed(event))
 
     def new_conversation(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from voice.events import Failure, InputTranscript, ResponseDone, ResponseInterrupted, StreamEvent
+from voice.client_events import Failure, InputTranscript, ResponseDone, ResponseInterrupted, StreamEvent
 
 
 class Narrator:

@@ -22,8 +22,7 @@ from textual.message import Message
 from textual.widgets import Footer, Input
 
 from voice.chat.view_widgets import Dialogue, Line, StatusBar, reply_text
-from voice.engine.events import CancelReply, EngineEvent, MuteMicrophone, TextInput
-from voice.events import (
+from voice.client_events import (
     Failure,
     InputLevel,
     InputTranscript,
@@ -31,7 +30,6 @@ from voice.events import (
     ResponseDone,
     ResponseHeard,
     ResponseInterrupted,
-    ResponseResumed,
     SpeechStarted,
     SpeechStopped,
     StateChanged,
@@ -39,6 +37,7 @@ from voice.events import (
     ToolCalled,
     ToolFinished,
 )
+from voice.engine.inputs import CancelReply, EngineInput, MuteMicrophone, TextInput
 
 TOOL_LINE_CHARS = 100  # a tool's arguments or output can be long; one line says enough
 
@@ -49,7 +48,7 @@ class Controls(Protocol):
     def start(self, view: ChatView) -> None:
         """Start the conversation; from now on its events and notices go to ``view``."""
 
-    def send(self, event: EngineEvent) -> None:
+    def send(self, event: EngineInput) -> None:
         """Feed the engine a client input: CancelReply, MuteMicrophone or TextInput."""
 
     def new_conversation(self) -> None:
@@ -116,7 +115,6 @@ class ChatView(App[None]):
         self._controls = controls
         self.engine_state = "listening"
         self.muted = False
-        self._paused = False  # the reply paused for speech that may still turn out a cough
         self._quitting = False
         self._turn: TurnShown | None = None  # the turn in flight
         self._speech_stopped: float | None = None
@@ -178,8 +176,7 @@ class ChatView(App[None]):
                 self._show_state()
             case SpeechStarted(t=t):
                 if turn is not None and self.engine_state == "speaking":
-                    turn.cut_in_at, self._paused = t, True
-                    self._show_state()
+                    turn.cut_in_at = t
             case SpeechStopped(t=t):
                 self._speech_stopped = t
             case InputTranscript(text=text, merged=merged):
@@ -188,16 +185,11 @@ class ChatView(App[None]):
                 else:
                     self._last_user = self._add("you", Text(text))
             case ResponseCreated():
-                self._paused = False
                 waiting = self._add("assistant", reply_text("", waiting=True))
                 self._turn = TurnShown(waiting, self._speech_stopped)
                 self._speech_stopped = None
-                self._show_state()
             case ResponseHeard(text=text) if turn is not None:
                 turn.line.show(reply_text(text))
-            case ResponseResumed():
-                self._paused = False
-                self._show_state()
             case ResponseInterrupted(turn=number, heard=heard, unheard=unheard, audio_end_ms=end_ms):
                 if turn is not None:
                     if heard or unheard:
@@ -205,8 +197,7 @@ class ChatView(App[None]):
                     else:
                         turn.line.remove()
                     self._add_turn_line(number, turn, {}, cut=True, audio_end_ms=end_ms)
-                self._turn, self._paused = None, False
-                self._show_state()
+                self._turn = None
             case ResponseDone(turn=number, text=text, metrics=metrics):
                 if turn is not None:
                     if text:
@@ -214,8 +205,7 @@ class ChatView(App[None]):
                     else:
                         turn.line.remove()
                     self._add_turn_line(number, turn, metrics, cut=False, audio_end_ms=None)
-                self._turn, self._paused = None, False
-                self._show_state()
+                self._turn = None
             case ToolCalled(id=call_id, name=name, arguments=arguments):
                 if turn is not None:
                     turn.tools[call_id] = name
@@ -271,11 +261,9 @@ class ChatView(App[None]):
         self.status.show(state=self.shown_state())
 
     def shown_state(self) -> str:
-        """The engine's state, with paused and muted as the kiosk shows them."""
+        """The engine's state as the stream names it, with muted as the kiosk shows it."""
         if self._quitting:
             return "stopping"
-        if self._paused and self.engine_state in {"user_speaking", "thinking"}:
-            return "paused"
         if self.muted and self.engine_state == "listening":
             return "muted"
         return self.engine_state

@@ -16,7 +16,7 @@ from voice.kiosk.sessions import KEEP
 from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.remote.urls import parse_server_url
 
-Check = Callable[[Any], Any]
+ValueCheck = Callable[[Any], Any]
 ENV_ASR_URL = "VOICE_ASR_URL"
 ENV_TTS_URL = "VOICE_TTS_URL"
 ENV_SPEECH_API_KEY = "VOICE_SPEECH_API_KEY"
@@ -32,7 +32,7 @@ class Key:
     """One setting: ``check`` returns the value to use or raises BadValue."""
 
     name: str  # section.key, as in the file
-    check: Check
+    check: ValueCheck
     default: Any
     help: str  # one line for the template
     example: Any = None  # shown in the template when there is no default
@@ -68,7 +68,7 @@ def http_url(value: Any) -> str:
     return url
 
 
-def speech_server(role: str) -> Check:
+def speech_server(role: str) -> ValueCheck:
     """A Wyoming or OpenAI-compatible speech server's URL, for ``role`` ("ASR" or "TTS")."""
 
     def check(value: Any) -> str:
@@ -82,7 +82,7 @@ def speech_server(role: str) -> Check:
     return check
 
 
-def whole(low: int, high: int) -> Check:
+def whole(low: int, high: int) -> ValueCheck:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise BadValue(f"must be a whole number from {low} to {high}, not {_show(value)}")
@@ -118,7 +118,7 @@ def boolean(value: Any) -> bool:
     return value
 
 
-def one_of(*choices: str) -> Check:
+def one_of(*choices: str) -> ValueCheck:
     def check(value: Any) -> str:
         if value not in choices:
             raise BadValue(f"must be one of {', '.join(choices)}, not {_show(value)}")

@@ -10,22 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from voice.conversation.context_window import ContextBudget, estimate_tokens, first_kept
-from voice.conversation.events import (
-    BudgetShrunk,
-    ConversationEvent,
-    HistoryTrimmed,
-    HoldChanged,
-    InputDuplicate,
-    InputReceived,
-    InputWithdrawn,
-    ItemCommitted,
-    PartFailed,
-    ReplyHeard,
-    TurnEnded,
-    TurnFailed,
-    TurnLost,
-    TurnStarted,
-)
 from voice.conversation.items import (
     NOT_RUN_INTERRUPTED,
     AssistantText,
@@ -35,6 +19,22 @@ from voice.conversation.items import (
     UserText,
 )
 from voice.conversation.ledger import PlaybackLedger
+from voice.conversation.log_records import (
+    BudgetShrunk,
+    HistoryTrimmed,
+    HoldChanged,
+    InputReceived,
+    InputRepeated,
+    InputWithdrawn,
+    ItemCommitted,
+    LogRecord,
+    PartFailed,
+    ReplyHeard,
+    TurnEnded,
+    TurnFailed,
+    TurnLost,
+    TurnStarted,
+)
 from voice.errors import ProtocolError
 
 NOT_RUN_UNFINISHED = "Not run: the turn ended before it ran."
@@ -96,12 +96,10 @@ class Conversation:
         self._turns = turns_before
         self._active: _ActiveTurn | None = None
         self._last_completed_calls = False
-        self._outbox: list[ConversationEvent] = []
+        self._outbox: list[LogRecord] = []
 
     @classmethod
-    def from_events(
-        cls, events: Iterable[ConversationEvent], budget: ContextBudget | None = None
-    ) -> Conversation:
+    def from_events(cls, events: Iterable[LogRecord], budget: ContextBudget | None = None) -> Conversation:
         """Rebuild a conversation from its recorded events.
 
         A turn the log leaves open (the process was killed mid-reply) is closed as a user's cut would
@@ -166,7 +164,7 @@ class Conversation:
         """How many inputs this conversation took, its resumed log included (fresh ids count on from it)."""
         return self._inputs
 
-    def take_events(self) -> list[ConversationEvent]:
+    def take_events(self) -> list[LogRecord]:
         """Events recorded since the last call, for the session log."""
         events, self._outbox = self._outbox, []
         return events
@@ -198,7 +196,7 @@ class Conversation:
 
     def note_duplicate(self, input_id: str) -> None:
         """An input came again with a known id: the log says it was seen and dropped."""
-        self._record(InputDuplicate(input_id))
+        self._record(InputRepeated(input_id))
 
     def follow_up(self) -> Request:
         """Start the turn that shows the model its tool results (no new user input)."""
@@ -322,11 +320,11 @@ class Conversation:
 
     # -- the reducer ------------------------------------------------------------------------------
 
-    def _record(self, event: ConversationEvent) -> None:
+    def _record(self, event: LogRecord) -> None:
         self._apply(event)
         self._outbox.append(event)
 
-    def _apply(self, event: ConversationEvent) -> None:
+    def _apply(self, event: LogRecord) -> None:
         match event:
             case InputReceived(text=text, input_id=input_id):
                 self._inputs += 1
@@ -362,5 +360,5 @@ class Conversation:
             case HistoryTrimmed(first_kept=first):
                 del self._history[: first - self._forgotten]
                 self._forgotten = first
-            case InputDuplicate() | PartFailed() | HoldChanged():
+            case InputRepeated() | PartFailed() | HoldChanged():
                 pass

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
-from voice.conversation.events import (
+from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
+from voice.conversation.log_records import (
     BudgetShrunk,
     HistoryTrimmed,
     HoldChanged,
-    InputDuplicate,
     InputReceived,
+    InputRepeated,
     InputWithdrawn,
     ItemCommitted,
     PartFailed,
@@ -19,7 +20,6 @@ from voice.conversation.events import (
     TurnLost,
     TurnStarted,
 )
-from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
 from voice.conversation.session_log import LoadedSession
 
 
@@ -69,7 +69,7 @@ def render_session(session: LoadedSession) -> str:
                 lines.append(f"  (requests leave out history items before item {first} to fit the context)")
             case BudgetShrunk(tokens=tokens):
                 lines.append(f"  (a request was refused as too large; the budget is now {tokens} tokens)")
-            case InputDuplicate(input_id=input_id):
+            case InputRepeated(input_id=input_id):
                 lines.append(f"  duplicate   input {input_id} came again and was dropped")
             case PartFailed(part=part, message=message):
                 lines.append(f"  {part} failed: {message}")

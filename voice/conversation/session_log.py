@@ -20,8 +20,8 @@ from typing import Any
 
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
-from voice.conversation.events import (
-    ConversationEvent,
+from voice.conversation.log_records import (
+    LogRecord,
     TurnEnded,
     TurnFailed,
     TurnLost,
@@ -39,7 +39,7 @@ READABLE_VERSIONS = (1, 2)  # a version 1 log still loads and resumes (its new l
 class LoggedEvent:
     seq: int
     time: str
-    event: ConversationEvent
+    event: LogRecord
 
 
 @dataclass(frozen=True)
@@ -156,13 +156,13 @@ class SessionLog:
             raise SessionLogError(f"cannot reopen session log {loaded.path}: {exc.strerror}") from exc
         return cls(fd, loaded.path, loaded.next_seq), loaded
 
-    def append(self, event: ConversationEvent) -> None:
+    def append(self, event: LogRecord) -> None:
         """Queue one event for the log's thread; at turn boundaries an fsync follows once it is written."""
         if self._error is not None:
             raise self._error
         self._queue(event_to_json(event), isinstance(event, TurnStarted | TurnEnded | TurnFailed | TurnLost))
 
-    def append_all(self, events: list[ConversationEvent]) -> None:
+    def append_all(self, events: list[LogRecord]) -> None:
         for event in events:
             self.append(event)
 

@@ -26,7 +26,7 @@ class Transcribe:
 
 @dataclass(frozen=True)
 class DropTranscription:
-    """An early transcription the user talked past: skip it if it has not started; no answer is due."""
+    """An early transcription the user talked past: skip it, or abandon it on a server; no answer is due."""
 
     utterance: int
 
@@ -53,7 +53,7 @@ class SendRequest:
 
 @dataclass(frozen=True)
 class CancelTurn:
-    """Final: stop the LLM stream and drop pending synthesis and tools of this turn.
+    """Final: stop the LLM stream, tools and synthesis of this turn (a server's call in flight is left).
 
     ``discarded``: a preemptive request (sent at a pause judged the end of the turn) that the user
     talked past before its reply was heard; it is reported apart from the turns.

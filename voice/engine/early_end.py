@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from voice.audio.block import AudioBlock
-from voice.events import StreamEvent
+from voice.client_events import StreamEvent
 
 
 @dataclass

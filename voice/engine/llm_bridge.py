@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from voice.cancel import CancelToken
 from voice.conversation.continuation import Request
-from voice.engine.events import EngineEvent, LlmDone, LlmFailed, LlmText, LlmToolCall
+from voice.engine.inputs import EngineInput, LlmDone, LlmFailed, LlmText, LlmToolCall
 from voice.llm.errors import LLMError
 from voice.llm.port import (
     CANCELLED,
@@ -26,7 +26,7 @@ def stream_turn(
     cancel: CancelToken,
     settings: ChatSettings,
     tools: tuple[ToolSpec, ...] = (),
-) -> Iterator[EngineEvent]:
+) -> Iterator[EngineInput]:
     """Engine events for one attempt at ``request``, offering ``tools``; none once the turn is cancelled."""
     try:
         chat_request = ChatRequest(request.items, tools, settings, request.turn)

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
-from voice.engine.events import TranscriptFailed, TranscriptReady, TurnEndJudged
+from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
 from voice.engine.records import SpeechRecord
 from voice.engine.transcripts import ends_a_sentence
 from voice.errors import ProtocolError
 
-Transcript = TranscriptReady | TranscriptFailed
+TranscriptOutcome = TranscriptReady | TranscriptFailed
 COMPLETE_ABOVE = 0.5  # an end-of-turn probability above this reads as "the user has finished"
 
 
@@ -40,19 +40,23 @@ class Utterances:
 
     def __init__(self) -> None:
         self.open: SpeechRecord | None = None  # the utterance the user is speaking
+        self._last: SpeechRecord | None = None  # the utterance that ended last
         self.transcribing = 0  # final transcripts still to come
         self._asked = 0  # transcriptions asked so far: the next one's number
         self._record_of: dict[int, SpeechRecord] = {}
         self._speculation: _Offer | None = None
-        self._early: dict[int, Transcript] = {}
-        self._confirmed: Transcript | None = None  # an early transcript endpointing just confirmed
+        self._early: dict[int, TranscriptOutcome] = {}
+        self._confirmed: TranscriptOutcome | None = None  # an early transcript endpointing just confirmed
 
     def started(self, sample: int) -> None:
         self.open = SpeechRecord(sample, sample)
 
-    def reopen(self, record: SpeechRecord) -> None:
+    def reopen(self) -> SpeechRecord:
         """The user went on after a pause taken for the end of the turn: that utterance continues."""
-        self.open = record
+        if self._last is None:
+            raise ProtocolError("an utterance reopened before any ended")
+        self.open = self._last
+        return self._last
 
     def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
         """The user may have finished: transcribe now and ask whether the turn is over, while
@@ -95,6 +99,7 @@ class Utterances:
             raise ProtocolError("speech ended that never started")
         record.end = sample
         self.open = None
+        self._last = record
         self.transcribing += 1
         speculation = self._speculation
         if speculation is not None and speculation.voiced_end == sample:  # nothing was said since the offer
@@ -107,12 +112,12 @@ class Utterances:
         self._record_of[self._asked] = record
         return record, [*stale, Transcribe(self._asked, audio, over_reply)]
 
-    def take_confirmed(self) -> Transcript | None:
+    def take_confirmed(self) -> TranscriptOutcome | None:
         """The early transcript the last ``ended`` confirmed, once."""
         confirmed, self._confirmed = self._confirmed, None
         return confirmed
 
-    def claim(self, event: Transcript) -> SpeechRecord | None:
+    def claim(self, event: TranscriptOutcome) -> SpeechRecord | None:
         """The utterance a transcript belongs to; an early one is kept until endpointing confirms it."""
         record = self._record_of.pop(event.utterance, None)
         if record is None:

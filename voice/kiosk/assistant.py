@@ -16,14 +16,15 @@ from typing import Any
 
 from voice.asr.port import Transcriber
 from voice.chat.driver import FIRST_RETRY_S, LAST_RETRY_S, DeviceConversation
+from voice.client_events import Failure
 from voice.components import make_engine
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import UserText, item_to_json
 from voice.conversation.session_log import SessionLog
-from voice.engine.events import CancelReply, MuteMicrophone, TextInput
 from voice.engine.hold import Eagerness
+from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.errors import DeviceError
-from voice.events import EventStream, Failure
+from voice.event_stream import EventStream
 from voice.kiosk.audio import AudioSetup
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ChatModelThinker, Work

@@ -24,8 +24,8 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
+from voice.client_events import Failure
 from voice.errors import DeviceError
-from voice.events import Failure
 
 IDLE_BLOCK_S = 0.04  # the silent clock's block while no page talks
 RELEASE_S = 0.5  # a page whose frames stopped this long is no longer the microphone

@@ -16,7 +16,7 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from voice.events import event_json
+from voice.client_events import event_json
 from voice.kiosk.limits import REFUSALS, CommandLimits, TokenBucket
 from voice.kiosk.protocol import Command
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.asr.port import Transcriber
-from voice.engine.events import CancelReply, MuteMicrophone, TextInput
-from voice.events import StateChanged, StreamEvent, event_json
+from voice.client_events import StateChanged, StreamEvent, event_json
+from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.protocol import Command, ResetSession
 from voice.kiosk.sessions import SessionFiles

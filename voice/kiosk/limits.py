@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from voice.engine.events import TextInput
-from voice.events import Failure
+from voice.client_events import Failure
+from voice.engine.inputs import TextInput
 from voice.kiosk.protocol import Command
 
 RATE_LIMITED = "rate_limited"

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from voice.engine.events import CancelReply, MuteMicrophone, TextInput
+from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 
 MAX_TEXT_CHARS = 4000  # typed input; a frame's bytes are bounded by the server's max_size as well
 MAX_ID_CHARS = 200

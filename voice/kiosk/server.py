@@ -23,7 +23,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from voice.events import Failure, event_json
+from voice.client_events import Failure, event_json
 from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.client import QUEUE_EVENTS, Client
 from voice.kiosk.keeper import SessionKeeper

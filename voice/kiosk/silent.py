@@ -16,6 +16,7 @@ import numpy as np
 from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
+from voice.cancel import CancelToken
 from voice.chat.driver import OpenInput, OpenOutput
 from voice.duplex import AudioInput, AudioOutput
 from voice.errors import DeviceError
@@ -31,7 +32,7 @@ class ReadingPace:
     def __init__(self, syllable_s: float = SYLLABLE_S) -> None:
         self._syllable = syllable_s * ENGINE_RATE
 
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         words = text.split()
         timings: list[WordTiming] = []
         cursor = 0.0
@@ -49,7 +50,12 @@ class NoMicrophone:
     """The transcriber of a kiosk without a microphone: the silent mic never gives it speech."""
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         raise DeviceError("--audio none has no microphone to transcribe")
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from voice.asr.port import Transcriber, Transcript
 from voice.audio.block import AudioBlock
+from voice.cancel import CancelToken
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -62,9 +63,16 @@ class WakeGate:
         self._sleep = sleep
 
     def transcribe(
-        self, audio: AudioBlock, *, word_timings: bool = False, over_echo: bool = False
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
-        transcript = self._inner.transcribe(audio, word_timings=word_timings, over_echo=over_echo)
+        transcript = self._inner.transcribe(
+            audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel
+        )
         if not self._sleep.asleep:
             return transcript
         rest = after_phrase(transcript.text, self._phrase)

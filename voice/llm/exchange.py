@@ -34,7 +34,7 @@ class CancellableExchange:
         self._connection: object | None = None
         self._error: Exception | None = None
         request.extensions = {**request.extensions, "trace": self._trace}
-        threading.Thread(target=self._send, name="llm-request", daemon=True).start()
+        threading.Thread(target=self._send, name="http-exchange", daemon=True).start()
 
     def _trace(self, event: str, info: dict[str, Any]) -> None:
         if event in _CONNECTED_EVENTS:

@@ -22,7 +22,7 @@ from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.reply import server_error_code
 
 
-class Phase(enum.Enum):
+class RequestStage(enum.Enum):
     """Where the attempt was when it failed; it decides the dispatch evidence of transport errors."""
 
     REQUESTING = "requesting"  # connecting, sending, or waiting for the response head
@@ -119,10 +119,12 @@ def classify_status(status: int, server_code: str | None = None) -> tuple[ErrorC
     return ErrorCode.PROTOCOL, Dispatch.UNKNOWN, False
 
 
-def transport_error(exc: httpx.HTTPError, phase: Phase, url: httpx.URL, idle_timeout_s: float) -> LLMError:
+def transport_error(
+    exc: httpx.HTTPError, phase: RequestStage, url: httpx.URL, idle_timeout_s: float
+) -> LLMError:
     """The error for an httpx failure (the caller chains ``exc`` with ``raise ... from``)."""
     where = redact_url(url)
-    streaming = phase is Phase.STREAMING
+    streaming = phase is RequestStage.STREAMING
     after_send = Dispatch.ACCEPTED if streaming else Dispatch.UNKNOWN
     if isinstance(exc, SSEError):  # before TransportError: httpx-sse derives from it
         content_type = exc.args[0].rpartition("got ")[2] if exc.args else "?"

@@ -18,7 +18,7 @@ from voice.cancel import CancelToken
 from voice.conversation.items import to_openai_messages
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.exchange import CancellableExchange
-from voice.llm.failures import Phase, redact_url, status_error, transport_error
+from voice.llm.failures import RequestStage, redact_url, status_error, transport_error
 from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, Finished, TokenCounter
 from voice.llm.reply import ReplyAssembler
 from voice.llm.tokens import EstimatedTokenCounter
@@ -125,7 +125,7 @@ class OpenAIChatModel:
         )
         exchange = CancellableExchange(self._client, http_request)
         unsubscribe = cancel.on_cancel(exchange.abort)
-        phase = Phase.REQUESTING
+        phase = RequestStage.REQUESTING
         try:
             response = exchange.response()
             if response is None:
@@ -133,7 +133,7 @@ class OpenAIChatModel:
                 return
             if response.status_code != 200:
                 raise status_error(response, _read_limited(response), datetime.now(UTC))
-            phase = Phase.STREAMING
+            phase = RequestStage.STREAMING
             yield from self._events(response, cancel)
         except Exception as exc:
             # A cut read fails in whatever way the socket happened to fail: the cancel explains it.

@@ -11,8 +11,10 @@ from contextlib import contextmanager
 
 import httpx
 
+from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
-from voice.llm.failures import Phase, classify_status, redact_url, transport_error
+from voice.llm.exchange import CancellableExchange
+from voice.llm.failures import RequestStage, classify_status, redact_url, transport_error
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
 
 
@@ -45,22 +47,44 @@ class AudioEndpoint:
         return SpeechServerError(self.role, code, dispatch, detail, retriable=retriable)
 
     @contextmanager
-    def post(self, **content: object) -> Iterator[httpx.Response]:
+    def post(self, cancel: CancelToken | None, **content: object) -> Iterator[httpx.Response]:
         """POST with ``content`` (httpx's json/data/files) and yield a 200 response streaming its body.
 
         Every httpx failure, while sending or while the caller reads the body, leaves as a
-        :class:`SpeechServerError`.
+        :class:`SpeechServerError`; so does ``cancel``, which cuts the exchange at once whatever it waits on.
         """
-        phase = Phase.REQUESTING
+        cancel = cancel or CancelToken()
+        if cancel.cancelled:
+            raise self._cancelled(cancel, Dispatch.NOT_SENT)
+        request = self._client.build_request("POST", self.url, **content)  # type: ignore[arg-type]
+        exchange = CancellableExchange(self._client, request)
+        unsubscribe = cancel.on_cancel(exchange.abort)
+        phase = RequestStage.REQUESTING
         try:
-            with self._client.stream("POST", self.url, **content) as response:  # type: ignore[arg-type]
-                if response.status_code != 200:
-                    raise self._status_error(response)
-                phase = Phase.STREAMING
-                yield response
-        except httpx.HTTPError as exc:
-            error = transport_error(exc, phase, self.url, self.idle_timeout_s)
-            raise SpeechServerError.from_llm(self.role, error) from exc
+            response = exchange.response()
+            if response is None:
+                raise self._cancelled(cancel, Dispatch.UNKNOWN)
+            if response.status_code != 200:
+                raise self._status_error(response)
+            phase = RequestStage.STREAMING
+            yield response
+        except Exception as exc:
+            # A cut read fails in whatever way the socket happened to fail: the cancel explains it.
+            if cancel.cancelled:
+                dispatch = Dispatch.ACCEPTED if phase is RequestStage.STREAMING else Dispatch.UNKNOWN
+                raise self._cancelled(cancel, dispatch) from exc
+            if isinstance(exc, httpx.HTTPError):
+                error = transport_error(exc, phase, self.url, self.idle_timeout_s)
+                raise SpeechServerError.from_llm(self.role, error) from exc
+            raise
+        finally:
+            unsubscribe()
+            exchange.close()
+
+    def _cancelled(self, cancel: CancelToken, dispatch: Dispatch) -> SpeechServerError:
+        return self.fail(
+            ErrorCode.CANCELLED, dispatch, f"{cancel.reason}: left {self.shown_url}", retriable=False
+        )
 
     def _status_error(self, response: httpx.Response) -> SpeechServerError:
         status = response.status_code

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import threading
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, BinaryIO
 
@@ -17,6 +19,7 @@ from wyoming.error import Error
 from wyoming.event import Event, write_event
 from wyoming.info import Describe, Info
 
+from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
 
@@ -50,9 +53,57 @@ class WyomingLink:
     def fail(self, code: ErrorCode, dispatch: Dispatch, detail: str, *, retriable: bool) -> SpeechServerError:
         return SpeechServerError(self.role, code, dispatch, detail, retriable=retriable)
 
-    def connect(self) -> WyomingConnection:
+    def connect(self, cancel: CancelToken | None = None) -> WyomingConnection:
+        """A new connection; a ``cancel`` fired while it connects or is open ends it at once (a read too)."""
+        sock = self._open() if cancel is None else self._open_unless_cancelled(cancel)
+        sock.settimeout(self.idle_timeout_s)
+        return WyomingConnection(self, sock, cancel)
+
+    def _open_unless_cancelled(self, cancel: CancelToken) -> socket.socket:
+        """Connect in a helper thread, so that a cancel need not wait out a host that never answers."""
+        opened: list[socket.socket | SpeechServerError] = []
+        lock = threading.Lock()
+        settled = threading.Event()
+
+        def attempt() -> None:
+            try:
+                outcome: socket.socket | SpeechServerError = self._open()
+            except SpeechServerError as error:
+                outcome = error
+            with lock:
+                opened.append(outcome)
+                abandoned = cancel.cancelled
+            if abandoned and isinstance(outcome, socket.socket):
+                outcome.close()  # connected after the caller left: nobody will use it
+            settled.set()
+
+        unsubscribe = cancel.on_cancel(lambda reason: settled.set())
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
+            if not cancel.cancelled:
+                threading.Thread(target=attempt, name="wyoming-connect", daemon=True).start()
+                settled.wait()
+        finally:
+            unsubscribe()
+        with lock:
+            outcome = opened[0] if opened else None
+            cancelled = cancel.cancelled
+        if cancelled:
+            if isinstance(outcome, socket.socket):
+                outcome.close()  # connected as the cancel came: nobody will use it
+            raise self.fail(
+                ErrorCode.CANCELLED,
+                Dispatch.NOT_SENT,
+                f"{cancel.reason}: not sent to {self.url}",
+                retriable=False,
+            )
+        assert outcome is not None  # settled without a cancel: the attempt ended
+        if isinstance(outcome, SpeechServerError):
+            raise outcome
+        return outcome
+
+    def _open(self) -> socket.socket:
+        try:
+            return socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
         except TimeoutError as exc:
             raise self.fail(
                 ErrorCode.DEADLINE, Dispatch.NOT_SENT, f"no connection to {self.url} in time", retriable=True
@@ -64,12 +115,10 @@ class WyomingLink:
                 f"cannot connect to {self.url}: {_reason(exc)}",
                 retriable=True,
             ) from exc
-        sock.settimeout(self.idle_timeout_s)
-        return WyomingConnection(self, sock)
 
-    def describe(self) -> Info:
+    def describe(self, cancel: CancelToken | None = None) -> Info:
         """The server's ``info``: which programs it runs and what they support."""
-        with self.connect() as connection:
+        with self.connect(cancel) as connection:
             connection.send(Describe().event())
             while True:
                 event = connection.receive()
@@ -83,12 +132,14 @@ class WyomingLink:
 class WyomingConnection:
     """One open connection; every failure on it is a :class:`SpeechServerError`."""
 
-    def __init__(self, link: WyomingLink, sock: socket.socket) -> None:
+    def __init__(self, link: WyomingLink, sock: socket.socket, cancel: CancelToken | None = None) -> None:
         self._link = link
         self._sock = sock
         self._reader: BinaryIO = sock.makefile("rb")
         self._writer: BinaryIO = sock.makefile("wb")
         self.answered = False  # any frame received: the server has the request
+        self._cancel = cancel
+        self._unsubscribe = cancel.on_cancel(self._cut) if cancel is not None else None
 
     def __enter__(self) -> WyomingConnection:
         return self
@@ -99,12 +150,46 @@ class WyomingConnection:
         self.close()
 
     def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         for stream in (self._writer, self._reader):
             with contextlib.suppress(OSError):  # an unsent tail is of no use once the call is over
                 stream.close()
         self._sock.close()
 
+    def _cut(self, reason: str) -> None:
+        """From the cancelling thread: shutting the socket down wakes a read or write blocked on it."""
+        with contextlib.suppress(OSError):  # already closed: nothing is blocked on it
+            self._sock.shutdown(socket.SHUT_RDWR)
+
+    @contextlib.contextmanager
+    def _explained_by_cancel(self) -> Iterator[None]:
+        """Once cancelled nothing more is read or sent; a cut read fails as cancelled, however it broke."""
+        if self._cancel is not None and self._cancel.cancelled:
+            raise self._cancelled()
+        try:
+            yield
+        except (OSError, SpeechServerError) as exc:
+            if self._cancel is not None and self._cancel.cancelled:
+                raise self._cancelled() from exc
+            raise
+
+    def _cancelled(self) -> SpeechServerError:
+        reason = self._cancel.reason if self._cancel is not None else "cancelled"
+        return self._link.fail(
+            ErrorCode.CANCELLED, self._dispatch(), f"{reason}: left {self._link.url}", retriable=False
+        )
+
     def send(self, event: Event) -> None:
+        with self._explained_by_cancel():
+            self._send(event)
+
+    def receive(self) -> Event:
+        """The next event; an ``error`` event from the server is raised (its code kept, its text not)."""
+        with self._explained_by_cancel():
+            return self._receive()
+
+    def _send(self, event: Event) -> None:
         try:
             write_event(event, self._writer)
         except TimeoutError as exc:
@@ -119,8 +204,7 @@ class WyomingConnection:
                 retriable=True,
             ) from exc
 
-    def receive(self) -> Event:
-        """The next event; an ``error`` event from the server is raised (its code kept, its text not)."""
+    def _receive(self) -> Event:
         try:
             event = self._read_frame()
         except TimeoutError as exc:

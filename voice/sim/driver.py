@@ -21,13 +21,13 @@ from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
 from voice.cancel import DISCARDED, INTERRUPTED
+from voice.client_events import Failure, event_json
 from voice.conversation.continuation import Request
 from voice.conversation.items import Item, ToolCall
 from voice.conversation.session_log import SessionLog
 from voice.duplex import Duplex, EchoPath
 from voice.engine.engine import Engine
-from voice.engine.events import TextInput
-from voice.events import Failure, event_json
+from voice.engine.inputs import TextInput
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Tools, Work
 from voice.sim.room import ClockSlip, MicTrack, echo_of

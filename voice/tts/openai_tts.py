@@ -16,6 +16,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, Samples
 from voice.audio.resample import StreamResampler
+from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
 from voice.remote.pcm import WIDTH, from_pcm16
@@ -51,12 +52,12 @@ class OpenAISynthesizer:
         """Close the kept-alive connections to the server."""
         self._endpoint.close()
 
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         spoken = spoken_text(text)
         if not spoken:
             return estimated_synthesis(text, [])
         payload = {"model": self._model, "voice": self._voice, "input": spoken, "response_format": "pcm"}
-        with self._endpoint.post(json=payload) as reply:
+        with self._endpoint.post(cancel, json=payload) as reply:
             content_type = reply.headers.get("content-type", "").split(";")[0].strip().lower()
             if content_type and not content_type.startswith(_AUDIO_TYPES):
                 raise self._malformed(f"{content_type} instead of audio")

@@ -19,6 +19,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.resample import resample
+from voice.cancel import CancelToken
 from voice.errors import ModelError
 from voice.models import bundled_file
 from voice.tts.alignment import TimedPhoneme, word_spans
@@ -113,7 +114,7 @@ class PiperSynthesizer:
 
             stop_espeak_leaks(espeakbridge)
 
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         """Audio for ``text`` at ENGINE_RATE and one span per whitespace-separated word."""
         words = text.split()
         said = [speakable(word) for word in words]  # one per word, "" for pure markup

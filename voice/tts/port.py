@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from voice.audio.block import AudioBlock
+from voice.cancel import CancelToken
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class Synthesis:
 
 
 class Synthesizer(Protocol):
-    """Speaks one chunk of text; called from a worker thread, one chunk at a time."""
+    """Speaks one chunk of text; called from a worker thread, one chunk at a time.
 
-    def synthesize(self, text: str) -> Synthesis: ...
+    ``cancel`` fires (from another thread) once the audio is no longer wanted: a backend that waits on a
+    server abandons the call at once and raises; a local voice may finish its chunk.
+    """
+
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis: ...

@@ -23,6 +23,7 @@ from wyoming.tts import (
 
 from voice.audio.block import ENGINE_RATE, Samples
 from voice.audio.resample import resample
+from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
 from voice.remote.pcm import WIDTH, from_pcm16
@@ -52,13 +53,13 @@ class WyomingSynthesizer:
     def close(self) -> None:
         """Nothing to release: every call opens and closes its own connection."""
 
-    def synthesize(self, text: str) -> Synthesis:
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         spoken = spoken_text(text)
         if not spoken:
             return estimated_synthesis(text, [])
         try:
-            streaming = self._supports_streaming()
-            with self._link.connect() as connection:
+            streaming = self._supports_streaming(cancel)
+            with self._link.connect(cancel) as connection:
                 if streaming:
                     connection.send(SynthesizeStart(voice=self._voice).event())
                     connection.send(SynthesizeChunk(text=spoken).event())
@@ -67,18 +68,19 @@ class WyomingSynthesizer:
                 else:
                     connection.send(Synthesize(text=spoken, voice=self._voice).event())
                 segments = _segments(connection, streaming)
-        except SpeechServerError:
-            with self._lock:
-                self._streaming = None
+        except SpeechServerError as error:
+            if error.code is not ErrorCode.CANCELLED:  # the server may have changed: ask it again
+                with self._lock:
+                    self._streaming = None
             raise
         return estimated_synthesis(text, segments)
 
-    def _supports_streaming(self) -> bool:
+    def _supports_streaming(self, cancel: CancelToken | None) -> bool:
         with self._lock:
             known = self._streaming
         if known is not None:
             return known
-        info = self._link.describe()
+        info = self._link.describe(cancel)
         if not info.tts:
             raise self._link.fail(
                 ErrorCode.UNSUPPORTED,

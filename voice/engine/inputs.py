@@ -114,7 +114,7 @@ class SynthesisFailed:
 
 
 @dataclass(frozen=True)
-class PartFailed:
+class FailedOutsideTurn:
     """Work outside any turn failed (e.g. speaking a notice): logged, nothing else changes."""
 
     part: str
@@ -139,7 +139,7 @@ class ToolDone:
     result: ToolResult
 
 
-EngineEvent: TypeAlias = (
+EngineInput: TypeAlias = (
     MicAudio
     | TranscriptReady
     | TranscriptFailed
@@ -155,7 +155,7 @@ EngineEvent: TypeAlias = (
     | LlmFailed
     | SynthesisReady
     | SynthesisFailed
-    | PartFailed
+    | FailedOutsideTurn
     | AudioPlayed
     | ToolDone
 )

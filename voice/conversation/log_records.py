@@ -108,7 +108,7 @@ class BudgetShrunk:
 
 
 @dataclass(frozen=True)
-class InputDuplicate:
+class InputRepeated:
     """An input arrived again with an id already seen: acknowledged, nothing started or cancelled."""
 
     input_id: str
@@ -131,7 +131,7 @@ class HoldChanged:
     why: str
 
 
-ConversationEvent: TypeAlias = (
+LogRecord: TypeAlias = (
     InputReceived
     | InputWithdrawn
     | TurnStarted
@@ -142,13 +142,13 @@ ConversationEvent: TypeAlias = (
     | TurnFailed
     | HistoryTrimmed
     | BudgetShrunk
-    | InputDuplicate
+    | InputRepeated
     | PartFailed
     | HoldChanged
 )
 
 
-def event_to_json(event: ConversationEvent) -> dict[str, Any]:
+def event_to_json(event: LogRecord) -> dict[str, Any]:
     match event:
         case InputReceived(text=text, input_id=input_id):
             return {"type": "input", "text": text, "input_id": input_id}
@@ -184,7 +184,7 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
             return {"type": "trimmed", "first_kept": first_kept}
         case BudgetShrunk(tokens=tokens):
             return {"type": "budget", "tokens": tokens}
-        case InputDuplicate(input_id=input_id):
+        case InputRepeated(input_id=input_id):
             return {"type": "duplicate", "input_id": input_id}
         case PartFailed(part=part, message=message):
             return {"type": "failure", "part": part, "message": message}
@@ -192,7 +192,7 @@ def event_to_json(event: ConversationEvent) -> dict[str, Any]:
             return {"type": "hold", "hold_ms": hold_ms, "was_ms": was_ms, "why": why}
 
 
-def event_from_json(data: dict[str, Any]) -> ConversationEvent:
+def event_from_json(data: dict[str, Any]) -> LogRecord:
     try:
         kind = data["type"]
         if kind == "input":
@@ -231,7 +231,7 @@ def event_from_json(data: dict[str, Any]) -> ConversationEvent:
         if kind == "budget":
             return BudgetShrunk(int(data["tokens"]))
         if kind == "duplicate":
-            return InputDuplicate(str(data["input_id"]))
+            return InputRepeated(str(data["input_id"]))
         if kind == "failure":
             return PartFailed(str(data["part"]), str(data["message"]))
         if kind == "hold":

@@ -1,13 +1,12 @@
-"""What happens, as one typed stream (docs/architecture.md §7): every consumer subscribes, nobody polls.
+"""What clients see (docs/architecture.md §7): the typed events of the one stream, and their JSON.
 
-The engine and the runtime publish; the simulation's events.jsonl, the console narrator and (next) the
-websocket API subscribe. Each event turns into the JSON object a websocket client receives: ``type``
-first, then its fields, then ``t``, the seconds on the session's sample clock when it happened.
+The engine and the runtime publish them on an ``EventStream`` (voice/event_stream.py). Each event
+turns into the JSON object a websocket client receives: ``type`` first, then its fields, then ``t``,
+the seconds on the session's sample clock when it happened.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeAlias, get_args
 
@@ -15,7 +14,7 @@ from typing import Any, ClassVar, TypeAlias, get_args
 @dataclass(frozen=True)
 class StateChanged:
     type: ClassVar[str] = "state"
-    state: str  # listening, user_speaking, thinking, speaking (paused, muted, asleep: the kiosk's)
+    state: str  # listening, user_speaking, paused, thinking, speaking (muted, asleep: the kiosk's)
     t: float
 
 
@@ -178,20 +177,3 @@ def event_from_json(data: dict[str, Any]) -> StreamEvent:
     cls = EVENT_TYPES[data["type"]]
     names = {item.name for item in fields(cls)}
     return cls(**{key: value for key, value in data.items() if key in names})
-
-
-Subscriber = Callable[[StreamEvent], None]
-
-
-class EventStream:
-    """Hands every published event to every subscriber, in order, on the publisher's thread."""
-
-    def __init__(self) -> None:
-        self._subscribers: list[Subscriber] = []
-
-    def subscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers.append(subscriber)
-
-    def publish(self, event: StreamEvent) -> None:
-        for subscriber in self._subscribers:
-            subscriber(event)
