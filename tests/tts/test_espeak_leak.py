@@ -32,6 +32,7 @@ def bridge(leaks: bool) -> ModuleType:
     module.get_phonemes = get_phonemes  # type: ignore[attr-defined]
     module.voices_set = []  # type: ignore[attr-defined]
     module.set_voice = module.voices_set.append  # type: ignore[attr-defined]
+    module.initialize = lambda data_dir: module.voices_set.append(f"initialized {data_dir}")  # type: ignore[attr-defined]
     return module
 
 
@@ -74,8 +75,10 @@ def test_the_voice_is_set_again_only_when_it_changes() -> None:
 
     for voice in ["en-us"] * 100 + ["de"] + ["en-us"] * 3:
         stand_in.set_voice(voice)
+    stand_in.initialize("data")  # espeak starts afresh, with no voice
+    stand_in.set_voice("en-us")
 
-    assert stand_in.voices_set == ["en-us", "de", "en-us"]
+    assert stand_in.voices_set == ["en-us", "de", "en-us", "initialized data", "en-us"]
 
 
 class MallInfo2(ctypes.Structure):
