@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.conversation.continuation import SEEN_IDS_KEPT, Conversation, Request
+from voice.conversation.continuation import PENDING_INPUT_CHARS, SEEN_IDS_KEPT, Conversation, Request
 from voice.conversation.items import (
     NOT_RUN_INTERRUPTED,
     AssistantText,
@@ -288,3 +288,27 @@ def test_an_input_is_withdrawn_only_between_turns() -> None:
 
     with pytest.raises(ProtocolError, match="withdrawn during turn 1"):
         conversation.withdraw_input(None)
+
+
+def test_input_nobody_answers_keeps_only_its_latest_words() -> None:
+    conversation = Conversation()
+    for number in range(1000):  # an hour of a television the assistant hears, while every reply is cut
+        conversation.submit(f"and then number {number} said something")
+        stream_reply(conversation, PlaybackLedger(), DELTAS[:1])
+        conversation.cut_in("")
+
+    pending = conversation.pending_input
+    assert pending is not None
+    assert PENDING_INPUT_CHARS - 40 < len(pending) <= PENDING_INPUT_CHARS
+    assert pending.startswith("and then number ")  # cut at a word's start, not inside one
+    assert pending.endswith("and then number 999 said something")
+
+
+def test_a_long_input_is_kept_whole_however_long_the_merge() -> None:
+    conversation = Conversation()
+    conversation.receive("What about tomorrow?")
+    typed = " ".join(["word"] * PENDING_INPUT_CHARS)
+
+    conversation.receive(typed)
+
+    assert conversation.pending_input == typed

@@ -38,6 +38,7 @@ from voice.conversation.log_records import (
 from voice.errors import ProtocolError
 
 NOT_RUN_UNFINISHED = "Not run: the turn ended before it ran."
+PENDING_INPUT_CHARS = 2000  # unanswered input a request carries: a few minutes of speech
 SEEN_IDS_KEPT = 4096  # input ids remembered for dropping retries; a retry comes within seconds, not weeks
 
 
@@ -61,8 +62,19 @@ class _ActiveTurn:
 
 
 def merge_inputs(first: str | None, second: str) -> str:
-    """The user kept talking: two utterances become one user item."""
-    return " ".join(part for part in ((first or "").strip(), second.strip()) if part)
+    """The user kept talking: two utterances become one user item.
+
+    Input nobody answers (a model that keeps failing, a television the microphone keeps hearing) keeps
+    merging: only the latest PENDING_INPUT_CHARS of what came before are kept, from a word's start, and
+    the new input always whole.
+    """
+    earlier, latest = (first or "").strip(), second.strip()
+    room = PENDING_INPUT_CHARS - len(latest) - 1
+    if earlier and len(earlier) > room:
+        start = len(earlier) - max(room, 0)
+        kept = earlier[start:]
+        earlier = kept if earlier[start - 1] == " " else kept.partition(" ")[2]
+    return " ".join(part for part in (earlier.strip(), latest) if part)
 
 
 class Conversation:

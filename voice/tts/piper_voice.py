@@ -23,6 +23,7 @@ from voice.cancel import CancelToken
 from voice.errors import ModelError
 from voice.models import bundled_file
 from voice.tts.alignment import TimedPhoneme, word_spans
+from voice.tts.espeak_leak import stop_espeak_leaks
 from voice.tts.estimate import estimate_spans
 from voice.tts.port import Synthesis, WordTiming
 from voice.tts.speakable import speakable
@@ -88,6 +89,7 @@ class PiperSynthesizer:
     def __init__(self, settings: PiperSettings | None = None) -> None:
         settings = settings or PiperSettings()
         from piper import PiperConfig, PiperVoice, SynthesisConfig  # heavy: imported only when needed
+        from piper.config import PhonemeType
 
         model = settings.model or bundled_voice_path()
         if not model.is_file():
@@ -106,7 +108,11 @@ class PiperSynthesizer:
             noise_w_scale=settings.noise_w_scale,
         )
         self._rate = int(self._voice.config.sample_rate)
-        self.synthesize("Ready.")
+        self.synthesize("Ready.")  # also starts espeak, which the leaks are stopped on
+        if self._voice.config.phoneme_type == PhonemeType.ESPEAK:
+            from piper import espeakbridge
+
+            stop_espeak_leaks(espeakbridge)
 
     def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         """Audio for ``text`` at ENGINE_RATE and one span per whitespace-separated word."""
