@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import re
-import signal
 import socket
 import statistics
 import subprocess
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from against import run_against, without_against
-from kiosk_soak import children_of, rss_kb
+from kiosk_soak import children_of, rss_kb, stop_kiosk
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -293,6 +292,40 @@ async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict
     }
 
 
+class KioskOutput:
+    """A kiosk's output read on a thread: each line with when it came, and the port it says it serves."""
+
+    def __init__(self, kiosk: subprocess.Popen[str], ready_line: str | None = None) -> None:
+        """Ready once the port is known, or once a line containing ``ready_line`` comes if given."""
+        self.lines: list[tuple[float, str]] = []
+        self._port: list[int] = []
+        self._ready = threading.Event()
+        self._ready_line = ready_line
+        self._reader = threading.Thread(target=self._read, args=(kiosk,), daemon=True)
+        self._reader.start()
+
+    def _read(self, kiosk: subprocess.Popen[str]) -> None:
+        assert kiosk.stdout is not None
+        for line in kiosk.stdout:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+            found = re.match(r"kiosk: http://[^ ]+:(\d+)/", line)
+            if found:
+                self._port.append(int(found.group(1)))
+            if (found and self._ready_line is None) or (self._ready_line and self._ready_line in line):
+                self._ready.set()
+        self._ready.set()
+
+    def port(self, timeout: float) -> int:
+        """The port once ready; exits with what the kiosk said if it never served one."""
+        self._ready.wait(timeout)
+        if not self._port:
+            raise SystemExit("voice kiosk did not start: " + " | ".join(line for _, line in self.lines))
+        return self._port[0]
+
+    def join(self) -> None:
+        self._reader.join(5)
+
+
 def kiosk_closes(lines: list[tuple[float, str]], started: float) -> dict[str, Any]:
     """What the kiosk said it closed, by code and reason, and when the first of each was."""
     closes: Counter[str] = Counter()
@@ -332,39 +365,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         kiosk = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
-        lines: list[tuple[float, str]] = []
-        port: list[int] = []
-        listening = threading.Event()
-
-        def read() -> None:
-            assert kiosk.stdout is not None
-            for line in kiosk.stdout:
-                lines.append((time.monotonic(), line.rstrip("\n")))
-                found = re.match(r"kiosk: http://[^ ]+:(\d+)/", line)
-                if found:
-                    port.append(int(found.group(1)))
-                    listening.set()
-            listening.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        output = KioskOutput(kiosk)
         report: dict[str, Any] = {}
         try:
-            listening.wait(300)
-            if not port:
-                raise SystemExit("voice kiosk did not start: " + " | ".join(line for _, line in lines))
+            port = output.port(300)
             started = time.monotonic()
-            report |= asyncio.run(run(port[0], kiosk.pid, args.seconds, args.watchers))
-            report["kiosk_closed"] = kiosk_closes(lines, started)
+            report |= asyncio.run(run(port, kiosk.pid, args.seconds, args.watchers))
+            report["kiosk_closed"] = kiosk_closes(output.lines, started)
         finally:
-            kiosk.send_signal(signal.SIGTERM)
-            try:
-                report["exit_code"] = kiosk.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                kiosk.kill()
-                report["exit_code"] = kiosk.wait()
-            reader.join(5)
-        report["tracebacks"] = sum("Traceback" in line for _, line in lines)
+            report["exit_code"] = stop_kiosk(kiosk)
+            output.join()
+        report["tracebacks"] = sum("Traceback" in line for _, line in output.lines)
         report["load_average_1_5_15"] = [round(load, 2) for load in os.getloadavg()]
         report["cpus"] = os.cpu_count()
         return report

@@ -30,13 +30,10 @@ import contextlib
 import json
 import multiprocessing
 import os
-import re
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -45,7 +42,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from kiosk_clients import Flooder, Watcher, closed_as, flood, kiosk_closes, sample, stalled_reader, watch
+from kiosk_clients import (
+    Flooder,
+    KioskOutput,
+    Watcher,
+    closed_as,
+    flood,
+    kiosk_closes,
+    sample,
+    stalled_reader,
+    watch,
+)
+from kiosk_soak import stop_kiosk
 from stand_in_llm import StandInLlm
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -344,46 +352,23 @@ def measure(seconds: float, watchers: int) -> dict[str, Any]:
         kiosk = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
-        lines: list[tuple[float, str]] = []
-        port: list[int] = []
-        listening = threading.Event()
-
-        def read() -> None:
-            assert kiosk.stdout is not None
-            for line in kiosk.stdout:
-                lines.append((time.monotonic(), line.rstrip("\n")))
-                found = re.match(r"kiosk: http://[^ ]+:(\d+)/", line)
-                if found:
-                    port.append(int(found.group(1)))
-                if "audio devices open" in line:
-                    listening.set()
-            listening.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        output = KioskOutput(kiosk, ready_line="audio devices open")
         report: dict[str, Any] = {
             "extra_clients": f"{watchers} watchers, 1 stalled, 1 flooding" if watchers else "none"
         }
         try:
-            listening.wait(600)
-            if not port:
-                raise SystemExit("voice kiosk did not start: " + " | ".join(line for _, line in lines))
+            port = output.port(600)
             started = time.monotonic()
-            report |= asyncio.run(run(port[0], kiosk.pid, seconds, watchers))
-            report["kiosk_closed"] = kiosk_closes(lines, started)
+            report |= asyncio.run(run(port, kiosk.pid, seconds, watchers))
+            report["kiosk_closed"] = kiosk_closes(output.lines, started)
         except Exception as exc:  # the run's figures are lost, but not what the kiosk said
             report["benchmark_error"] = f"{type(exc).__name__}: {exc}"
-            report["kiosk_output_tail"] = [line for _, line in lines[-40:]]
+            report["kiosk_output_tail"] = [line for _, line in output.lines[-40:]]
         finally:
-            kiosk.send_signal(signal.SIGTERM)
-            try:
-                report["exit_code"] = kiosk.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                kiosk.kill()
-                report["exit_code"] = kiosk.wait()
-            reader.join(5)
+            report["exit_code"] = stop_kiosk(kiosk)
+            output.join()
         report["llm_requests"] = llm.requests
-        report["tracebacks"] = sum("Traceback" in line for _, line in lines)
+        report["tracebacks"] = sum("Traceback" in line for _, line in output.lines)
         report["load_average_1_5_15"] = [round(load, 2) for load in os.getloadavg()]
         return report
 

@@ -95,6 +95,16 @@ def fds(pid: int) -> int | None:
         return None
 
 
+def stop_kiosk(kiosk: subprocess.Popen[str]) -> int:
+    """SIGTERM, as a user's Ctrl-C; killed if it has not exited 30 s later. Its exit code."""
+    kiosk.send_signal(signal.SIGTERM)
+    try:
+        return kiosk.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        kiosk.kill()
+        return kiosk.wait()
+
+
 def children_of(pid: int) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -405,12 +415,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if snapshots is not None:
                     report["tracemalloc_grown_10_min_to_end"] = grown_allocations(snapshots, kiosk.pid)
             stop_started = time.monotonic()
-            kiosk.send_signal(signal.SIGTERM)
-            try:
-                report["exit_code"] = kiosk.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                kiosk.kill()
-                report["exit_code"] = kiosk.wait()
+            report["exit_code"] = stop_kiosk(kiosk)
             report["stop_s"] = round(time.monotonic() - stop_started, 2)
             reader.join(5)
             kiosk.stdout.close()
