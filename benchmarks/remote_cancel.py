@@ -28,16 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.remote.servers import (
-    LOCAL_TTS_RATE,
-    faster_whisper_server_command,
-    free_port,
-    local_tts_command,
-    local_tts_home,
-    running,
-    wyoming_piper_command,
-    wyoming_whisper_command,
-)
+from tests.remote.servers import speech_servers
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.cancel import INTERRUPTED, CancelToken
@@ -125,19 +116,10 @@ def main() -> None:
     twice = AudioBlock(np.concatenate([question.samples, gap, question.samples]), ENGINE_RATE)
     result: dict[str, Any] = {"runs": runs, "load_average_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory(prefix="remote-cancel-") as folder, contextlib.ExitStack() as stack:
-        work = Path(folder)
-        ports = [free_port() for _ in range(4)]
-        servers = [
-            (wyoming_whisper_command(ports[0], work), {}),
-            (wyoming_piper_command(ports[1], work), {}),
-            (faster_whisper_server_command(ports[2]), {}),
-            (local_tts_command(ports[3]), local_tts_home(work / "local-tts")),
-        ]
-        for index, ((command, env), port) in enumerate(zip(servers, ports, strict=True)):
-            stack.enter_context(running(command, port, work / f"server-{index}.log", env))
+        servers = stack.enter_context(speech_servers(Path(folder)))
         voices = {
-            "wyoming-piper": (f"wyoming://127.0.0.1:{ports[1]}", True),
-            "local-tts-studio": (f"http://127.0.0.1:{ports[3]}/v1?rate={LOCAL_TTS_RATE}", False),
+            "wyoming-piper": (servers.wyoming_piper, True),
+            "local-tts-studio": (servers.piper_http, False),
         }
         for name, (url, wyoming) in voices.items():
             voice = stack.enter_context(synthesizer_for(url, limits=PATIENT))
@@ -149,8 +131,8 @@ def main() -> None:
                 runs,
             )
         ears_at = {
-            "wyoming-faster-whisper": f"wyoming://127.0.0.1:{ports[0]}",
-            "faster-whisper-server": f"http://127.0.0.1:{ports[2]}/v1",
+            "wyoming-faster-whisper": servers.wyoming_whisper,
+            "faster-whisper-server": servers.whisper_http,
         }
         for name, url in ears_at.items():
             ears = stack.enter_context(transcriber_for(url, limits=PATIENT))

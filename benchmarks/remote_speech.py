@@ -29,16 +29,7 @@ from scenario_runs import SCENARIOS, Run, progress, simulate
 from spoken_prefix import spoken_prefix
 from word_error import words
 
-from tests.remote.servers import (
-    LOCAL_TTS_RATE,
-    faster_whisper_server_command,
-    free_port,
-    local_tts_command,
-    local_tts_home,
-    running,
-    wyoming_piper_command,
-    wyoming_whisper_command,
-)
+from tests.remote.servers import speech_servers
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
@@ -95,28 +86,16 @@ def main() -> int:
     started = time.monotonic()
     judge = WhisperTranscriber(WhisperSettings(short_window=False))
     result: dict[str, Any] = {"scenarios": [path.stem for path in interrupting_scenarios()], "runs": repeats}
-    with tempfile.TemporaryDirectory(prefix="remote-speech-") as folder, contextlib.ExitStack() as servers:
+    with tempfile.TemporaryDirectory(prefix="remote-speech-") as folder, contextlib.ExitStack() as stack:
         work = Path(folder)
         result["local"] = measure("local", load_speech_models(), work, judge, started)
-        ports = [free_port() for _ in range(4)]
-        commands = [
-            (wyoming_whisper_command(ports[0], work), {}),
-            (wyoming_piper_command(ports[1], work), {}),
-            (faster_whisper_server_command(ports[2]), {}),
-            (local_tts_command(ports[3]), local_tts_home(work / "local-tts")),
-        ]
-        for index, ((command, env), port) in enumerate(zip(commands, ports, strict=True)):
-            servers.enter_context(running(command, port, work / f"server-{index}.log", env))
+        servers = stack.enter_context(speech_servers(work / "servers"))
         wyoming = SpeechModels(
-            transcriber_for(f"wyoming://127.0.0.1:{ports[0]}"),
-            synthesizer_for(f"wyoming://127.0.0.1:{ports[1]}"),
-            SmartTurn(),
+            transcriber_for(servers.wyoming_whisper), synthesizer_for(servers.wyoming_piper), SmartTurn()
         )
         result["wyoming"] = measure("wyoming", wyoming, work, judge, started, repeats)
         openai = SpeechModels(
-            transcriber_for(f"http://127.0.0.1:{ports[2]}/v1"),
-            synthesizer_for(f"http://127.0.0.1:{ports[3]}/v1?rate={LOCAL_TTS_RATE}"),
-            SmartTurn(),
+            transcriber_for(servers.whisper_http), synthesizer_for(servers.piper_http), SmartTurn()
         )
         result["openai"] = measure("openai", openai, work, judge, started, repeats)
     json.dump(result, sys.stdout, indent=2)

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from voice.asr.whisper import bundled_model_dir
@@ -113,3 +114,62 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> Non
         except OSError:
             time.sleep(0.2)
     raise RuntimeError(f"{process.args!r} did not listen on {port} in {READY_S:g} s")
+
+
+@contextmanager
+def wyoming_whisper_server(home: Path) -> Iterator[str]:
+    """wyoming-faster-whisper serving the bundled tiny.en; yields its wyoming:// URL."""
+    port = free_port()
+    with running(wyoming_whisper_command(port, home), port, home / "server.log"):
+        yield f"wyoming://127.0.0.1:{port}"
+
+
+@contextmanager
+def wyoming_piper_server(home: Path) -> Iterator[str]:
+    """wyoming-piper speaking with the bundled en_US-joe-medium; yields its wyoming:// URL."""
+    port = free_port()
+    with running(wyoming_piper_command(port, home), port, home / "server.log"):
+        yield f"wyoming://127.0.0.1:{port}"
+
+
+@contextmanager
+def whisper_http_server(home: Path) -> Iterator[str]:
+    """faster-whisper-server (OpenAI-compatible) serving the bundled tiny.en; yields its /v1 URL."""
+    port = free_port()
+    with running(faster_whisper_server_command(port), port, home / "server.log"):
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+@contextmanager
+def piper_http_server(home: Path) -> Iterator[str]:
+    """local-tts-studio (OpenAI-compatible piper) with the bundled voice; yields its /v1 URL and rate."""
+    port = free_port()
+    with running(local_tts_command(port), port, home / "server.log", local_tts_home(home)):
+        yield f"http://127.0.0.1:{port}/v1?rate={LOCAL_TTS_RATE}"
+
+
+@dataclass(frozen=True)
+class SpeechServers:
+    """The four servers' URLs, as ``transcriber_for`` and ``synthesizer_for`` take them."""
+
+    wyoming_whisper: str
+    wyoming_piper: str
+    whisper_http: str
+    piper_http: str
+
+
+@contextmanager
+def speech_servers(work: Path) -> Iterator[SpeechServers]:
+    """All four servers at once, each with its own folder under ``work``; stopped at the end."""
+    starts = {
+        "wyoming-whisper": wyoming_whisper_server,
+        "wyoming-piper": wyoming_piper_server,
+        "faster-whisper-server": whisper_http_server,
+        "local-tts": piper_http_server,
+    }
+    with ExitStack() as stack:
+        urls = []
+        for name, start in starts.items():
+            (work / name).mkdir(parents=True, exist_ok=True)
+            urls.append(stack.enter_context(start(work / name)))
+        yield SpeechServers(*urls)
