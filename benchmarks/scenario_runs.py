@@ -218,6 +218,19 @@ def median_latency(latencies_ms: list[float]) -> dict[str, float | None]:
     }
 
 
+def latency_rows(run: Run, manifest: dict[str, dict[str, Any]]) -> list[tuple[dict[str, Any], float, float]]:
+    """Per turn answering the user: its :func:`latency_row`, end of the user's speech, first reply audio."""
+    return [
+        (latency_row(index, user_end, audio_start), user_end, audio_start)
+        for index, (user_end, audio_start) in reply_delays(run, manifest).items()
+    ]
+
+
+def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The VAD's endpointing silence and the median of the rows' voice-to-voice figures."""
+    return {"endpointing_ms": ENDPOINTING_MS, **median_latency([row["ms"] for row in rows])}
+
+
 def figure_command(
     script: str, figure: str, description: str | None, measure: Callable[[Path, float], dict[str, Any]]
 ) -> int:

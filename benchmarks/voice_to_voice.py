@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from scenario_runs import (
-    ENDPOINTING_MS,
     SCENARIOS,
     Run,
     figure_command,
-    latency_row,
+    latency_rows,
+    latency_summary,
     load_manifest,
-    median_latency,
     ms,
     progress,
     reply_delays,
@@ -52,17 +51,14 @@ def voice_to_voice(
     rows: list[dict[str, Any]] = []
     for run in realtime:
         ideal = reply_delays(virtual[run.name], manifest)
-        for index, (user_end, audio_start) in reply_delays(run, manifest).items():
-            row = {"scenario": run.name, **latency_row(index, user_end, audio_start)}
-            if index in ideal:
-                row["virtual_time_ms"] = ms(ideal[index][1] - ideal[index][0])
+        for latency, _, _ in latency_rows(run, manifest):
+            row = {"scenario": run.name, **latency}
+            if row["turn"] in ideal:
+                user_end, audio_start = ideal[row["turn"]]
+                row["virtual_time_ms"] = ms(audio_start - user_end)
                 row["compute_ms"] = round(row["ms"] - row["virtual_time_ms"], 1)
             rows.append(row)
-    return {
-        "turns": rows,
-        "endpointing_ms": ENDPOINTING_MS,
-        **median_latency([row["ms"] for row in rows]),
-    }
+    return {"turns": rows, **latency_summary(rows)}
 
 
 def measure(work: Path, started: float) -> dict[str, Any]:

@@ -20,17 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from scenario_runs import (
-    ENDPOINTING_MS,
     LOCAL_MAX_TOKENS,
     LOCAL_RUNS,
     Run,
     figure_command,
-    latency_row,
+    latency_rows,
+    latency_summary,
     load_manifest,
     median_latency,
     ms,
     progress,
-    reply_delays,
 )
 
 from voice.audio.block import ENGINE_RATE
@@ -189,14 +188,9 @@ def voice_to_voice_local_models(
             run_started = time.monotonic()
             timed = local_demo_run(models, served, work / "local-models" / f"run-{number}")
             runs.append(timed)
-            for index, (user_end, audio_start) in reply_delays(timed.run, manifest).items():
-                rows.append(
-                    {
-                        "run": number,
-                        **latency_row(index, user_end, audio_start),
-                        "parts_ms": reply_parts(timed, index, user_end, audio_start, run_started),
-                    }
-                )
+            for latency, user_end, audio_start in latency_rows(timed.run, manifest):
+                parts = reply_parts(timed, latency["turn"], user_end, audio_start, run_started)
+                rows.append({"run": number, **latency, "parts_ms": parts})
         progress("local models: the same LLM requests alone", started)
         alone = llm_alone(served, [timed.run.report for timed in runs])
     per_turn = []
@@ -220,8 +214,7 @@ def voice_to_voice_local_models(
         "llm": f"{server.model} (embedded llama.cpp server), max_tokens {LOCAL_MAX_TOKENS}",
         "runs": LOCAL_RUNS,
         "server_start_s": server_start_s,
-        "endpointing_ms": ENDPOINTING_MS,
-        **median_latency([row["ms"] for row in rows]),
+        **latency_summary(rows),
         "per_turn": per_turn,
         "llm_alone": alone,
         "turns": rows,
