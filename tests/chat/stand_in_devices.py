@@ -1,5 +1,6 @@
 """Stand-in sound devices for driving `DeviceConversation` without a sound server: a microphone that
-delivers blocks from its own thread, as a sound card's callback does, and a speaker that plays nothing."""
+delivers blocks from its own thread, as a sound card's callback does, a speaker that plays nothing, and
+a conversation on them with stand-in models."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
+from voice.chat.driver import DeviceConversation, DeviceSettings, OpenInput
+from voice.components import SpeechModels, make_engine
+from voice.conversation.session_log import SessionLog
+from voice.runtime import Thinker, Work
 
 BLOCK = 640  # 40 ms
 
@@ -53,3 +60,32 @@ class SilentSpeaker:
 
     def close(self) -> None:
         pass
+
+
+def stand_in_conversation(
+    open_input: OpenInput,
+    *,
+    thinker: Thinker | None = None,
+    echo_canceller: EchoCanceller | None = None,
+    devices: DeviceSettings | None = None,
+    session_log: SessionLog | None = None,
+    say: Callable[[str], None] | None = None,
+    input_levels: bool = False,
+    idle_batches: bool | None = None,
+) -> DeviceConversation:
+    """The real driver on ``open_input``'s microphone and a silent speaker, with stand-in ASR, TTS and LLM
+    (a ``RecordingThinker`` unless given) and the work done inline."""
+    return DeviceConversation(
+        make_engine(),
+        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
+        thinker or RecordingThinker(),
+        Work(threaded=False),
+        echo_canceller,
+        devices or DeviceSettings(),
+        session_log,
+        open_input=open_input,
+        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
+        say=say,
+        input_levels=input_levels,
+        idle_batches=idle_batches,
+    )

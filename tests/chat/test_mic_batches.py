@@ -12,16 +12,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.chat.stand_in_devices import BLOCK, SilentSpeaker
+from tests.chat.stand_in_devices import BLOCK, stand_in_conversation
 from tests.chat.test_chat_device import AUDIO
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
-from voice.chat.driver import AudioInput, DeviceConversation, DeviceSettings
+from voice.chat.driver import AudioInput, DeviceSettings
 from voice.chat.mic_batches import MicBatches
 from voice.client_events import SpeechStarted, StreamEvent
-from voice.components import SpeechModels, make_engine
-from voice.runtime import Work
 
 
 class RecordedMicrophone:
@@ -55,17 +52,7 @@ def test_the_loop_takes_silence_in_batches_and_speech_block_by_block() -> None:
     def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
         return RecordedMicrophone(deliver, samples, every_s=0.02)
 
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        RecordingThinker(),
-        Work(threaded=False),
-        None,
-        DeviceSettings(idle_batch_ms=160),
-        open_input=open_input,
-        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
-        idle_batches=True,
-    )
+    talk = stand_in_conversation(open_input, devices=DeviceSettings(idle_batch_ms=160), idle_batches=True)
     handled: list[tuple[int, int]] = []  # (start, end) of each block the loop woke for
     speech_at: list[int] = []
 

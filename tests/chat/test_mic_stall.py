@@ -12,14 +12,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.chat.stand_in_devices import BLOCK, SilentSpeaker, ThreadedMicrophone
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from tests.chat.stand_in_devices import BLOCK, ThreadedMicrophone, stand_in_conversation
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
-from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import AudioInput, AudioOutput, DeviceConversation, DeviceSettings
-from voice.components import SpeechModels, make_engine
-from voice.runtime import Work
+from voice.chat.driver import AudioInput
 
 
 def dying_microphone(deliver: Callable[[AudioBlock], None], blocks: int) -> ThreadedMicrophone:
@@ -35,21 +31,7 @@ def test_a_microphone_that_stops_delivering_is_said_and_reopened() -> None:
         opened.append(dying_microphone(deliver, blocks=10))
         return opened[-1]
 
-    def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
-        return SilentSpeaker(buffer)
-
-    work = Work(threaded=False)
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        RecordingThinker(),
-        work,
-        None,
-        DeviceSettings(),
-        open_input=open_input,
-        open_output=open_output,
-        say=said.append,
-    )
+    talk = stand_in_conversation(open_input, say=said.append)
 
     def after_block() -> None:
         if talk.clock == 15 * BLOCK:  # halfway through the reopened microphone's blocks
@@ -105,17 +87,7 @@ def test_a_stalled_microphone_catching_up_after_the_reopen_does_not_stop_the_con
             opened.append(StallingMicrophone(deliver, before=10, stall_s=1.8, after=40))
         return opened[-1]
 
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        RecordingThinker(),
-        Work(threaded=False),
-        None,
-        DeviceSettings(),
-        open_input=open_input,
-        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
-        say=said.append,
-    )
+    talk = stand_in_conversation(open_input, say=said.append)
     handled: list[int] = []
 
     def after_block() -> None:
@@ -169,17 +141,7 @@ def test_a_loop_that_falls_behind_keeps_a_bounded_backlog_and_says_so() -> None:
         microphones.append(FloodingMicrophone(deliver, blocks=500))
         return microphones[-1]
 
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        RecordingThinker(),
-        Work(threaded=False),
-        None,
-        DeviceSettings(),  # 40 ms blocks: a 2 s backlog is 50 of them
-        open_input=open_input,
-        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
-        say=said.append,
-    )
+    talk = stand_in_conversation(open_input, say=said.append)  # 40 ms blocks: a 2 s backlog is 50 of them
     handled: list[int] = []
 
     async def stalled_loop() -> None:
@@ -204,17 +166,7 @@ def test_a_loop_that_falls_behind_mid_stream_carries_on_with_echo_cancellation_a
         microphones.append(FloodingMicrophone(deliver, blocks=205, first=5))
         return microphones[-1]
 
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        RecordingThinker(),
-        Work(threaded=False),
-        WebRtcEchoCanceller(),
-        DeviceSettings(),
-        open_input=open_input,
-        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
-        say=said.append,
-    )
+    talk = stand_in_conversation(open_input, echo_canceller=WebRtcEchoCanceller(), say=said.append)
     handled: list[int] = []
 
     def after_block() -> None:

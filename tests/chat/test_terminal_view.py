@@ -19,22 +19,19 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
-from tests.chat.stand_in_devices import SilentSpeaker, ThreadedMicrophone
+from tests.chat.stand_in_devices import ThreadedMicrophone, stand_in_conversation
 from tests.engine.test_engine import REPLY, WORD, Room, ask
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from tests.test_runtime import RecordingThinker
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import AudioInput, AudioOutput, DeviceConversation, DeviceSettings
+from voice.chat.driver import AudioInput, DeviceConversation
 from voice.chat.input_level import LevelMeter
 from voice.chat.live import LiveChat, screen_apart_from_native_stderr
 from voice.chat.terminal_view import ChatView
 from voice.chat.view_widgets import Line
-from voice.components import SpeechModels, make_engine
 from voice.conversation.session_log import SessionLog, load_session
 from voice.engine.inputs import CancelReply, EngineInput, MuteMicrophone, TextInput
 from voice.errors import DeviceError
-from voice.runtime import Work
 
 RECORDED = Path(__file__).resolve().parent / "recorded"
 
@@ -273,23 +270,8 @@ def paced_microphone(deliver: Callable[[AudioBlock], None]) -> ThreadedMicrophon
 def device_conversation(
     thinker: RecordingThinker, input_levels: bool, session_log: SessionLog | None = None
 ) -> DeviceConversation:
-    def open_input(deliver: Callable[[AudioBlock], None]) -> AudioInput:
-        return paced_microphone(deliver)
-
-    def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
-        return SilentSpeaker(buffer)
-
-    return DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        thinker,
-        Work(threaded=False),
-        None,
-        DeviceSettings(),
-        session_log,
-        open_input=open_input,
-        open_output=open_output,
-        input_levels=input_levels,
+    return stand_in_conversation(
+        paced_microphone, thinker=thinker, session_log=session_log, input_levels=input_levels
     )
 
 
@@ -381,16 +363,7 @@ def test_a_missing_microphone_is_raised_before_the_view_takes_the_screen() -> No
     def no_microphone(deliver: Callable[[AudioBlock], None]) -> AudioInput:
         raise DeviceError("no microphone named 'desk-mic'")
 
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
-        RecordingThinker(),
-        Work(threaded=False),
-        None,
-        DeviceSettings(),
-        open_input=no_microphone,
-        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
-    )
+    talk = stand_in_conversation(no_microphone)
     live = LiveChat()
 
     with pytest.raises(DeviceError, match="desk-mic"):
