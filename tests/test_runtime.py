@@ -312,6 +312,20 @@ def test_an_early_transcription_the_user_talked_past_is_abandoned_or_never_runs(
     assert transcriber.lengths == [BLOCK, 3 * BLOCK]  # the second offer was dropped before it ran
 
 
+class ScriptedMicrophone:
+    """Feeds a runner one silent block per tick with the VAD events scripted for it, keeping the clock."""
+
+    def __init__(self, runner: ActionRunner, vad: ScriptedVad) -> None:
+        self.runner = runner
+        self.vad = vad
+        self.clock = 0
+
+    def tick(self, *events: VadEvent) -> None:
+        self.vad.next_events = list(events)
+        self.runner.feed(MicAudio(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, self.clock)))
+        self.clock += BLOCK
+
+
 class CarefulnessNotingTranscriber:
     """Notes, call by call, whether the runner asked for the careful path (speech over a reply)."""
 
@@ -341,21 +355,15 @@ def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quie
         Work(threaded=False),
         PlaybackBuffer(ENGINE_RATE),
     )
-    clock = 0
-
-    def tick(*events: VadEvent) -> None:
-        nonlocal clock
-        vad.next_events = list(events)
-        runner.feed(MicAudio(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)))
-        clock += BLOCK
+    mic = ScriptedMicrophone(runner, vad)
 
     def utterance() -> AudioBlock:
-        return AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)
+        return AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, mic.clock)
 
-    tick(VoiceStarted(clock))
-    tick(VoiceEnded(clock, utterance()))  # the question: a turn starts
-    tick(VoiceStarted(clock))
-    tick(VoiceEnded(clock, utterance()))  # said while that turn is in flight
+    mic.tick(VoiceStarted(mic.clock))
+    mic.tick(VoiceEnded(mic.clock, utterance()))  # the question: a turn starts
+    mic.tick(VoiceStarted(mic.clock))
+    mic.tick(VoiceEnded(mic.clock, utterance()))  # said while that turn is in flight
 
     assert transcriber.over_reply == [False, True]
 
@@ -384,18 +392,14 @@ def test_a_reply_cut_while_its_voice_is_speaking_abandons_the_call_and_skips_que
         Engine(vad), OneAnswerTranscriber(), synthesizer, thinker, work, PlaybackBuffer(ENGINE_RATE)
     )
     recorder = Recorder.following(runner)
-    clock = 0
-
-    def tick(*events: VadEvent) -> None:
-        nonlocal clock
-        vad.next_events = list(events)
-        runner.feed(MicAudio(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, clock)))
-        clock += BLOCK
+    mic = ScriptedMicrophone(runner, vad)
 
     def utterance() -> None:
-        started = clock
-        tick(VoiceStarted(started))
-        tick(VoiceEnded(clock, AudioBlock(np.zeros(clock - started, np.float32), ENGINE_RATE, started)))
+        started = mic.clock
+        mic.tick(VoiceStarted(started))
+        mic.tick(
+            VoiceEnded(mic.clock, AudioBlock(np.zeros(mic.clock - started, np.float32), ENGINE_RATE, started))
+        )
         runner.feed(work.inbox.get(timeout=30))  # its transcript
 
     utterance()
