@@ -108,6 +108,16 @@ class Flooder:
     refused: int = 0
     closed: Counter[str] = field(default_factory=Counter)
 
+    def figures(self, watcher: Watcher) -> dict[str, Any]:
+        """What it sent and how it was answered; ``watcher`` saw which of its inputs the kiosk took."""
+        return {
+            "connections": self.connections,
+            "input_text_sent": self.sent,
+            "input_text_taken": watcher.flood_inputs,
+            "rate_limited_errors_received": self.refused,
+            "closed": dict(self.closed),
+        }
+
 
 async def flood(url: str, done: asyncio.Event, flooder: Flooder) -> None:
     """input.text as fast as the socket takes it; closed, it comes back a second later."""
@@ -265,13 +275,7 @@ async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict
             "events_each": sorted({watcher.events for watcher in watchers}),
             "bytes_each": sorted({watcher.bytes for watcher in watchers}),
         },
-        "flooder": {
-            "connections": flooder.connections,
-            "input_text_sent": flooder.sent,
-            "input_text_taken": watchers[0].flood_inputs,
-            "rate_limited_errors_received": flooder.refused,
-            "closed": dict(flooder.closed),
-        },
+        "flooder": flooder.figures(watchers[0]),
         "reconnector": {
             "connects": reconnector.connects,
             "failures": dict(reconnector.failures),

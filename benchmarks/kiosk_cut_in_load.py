@@ -259,13 +259,7 @@ async def crowd(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:
             "all_got_the_same_events": len({watcher.digest.hexdigest() for watcher in kept}) <= 1,
             "events_each": sorted({watcher.events for watcher in kept}),
         },
-        "flooder": {
-            "connections": flooder.connections,
-            "input_text_sent": flooder.sent,
-            "input_text_taken": watchers[0].flood_inputs,
-            "rate_limited_errors_received": flooder.refused,
-            "closed": dict(flooder.closed),
-        },
+        "flooder": flooder.figures(watchers[0]),
     })  # fmt: skip
 
 
