@@ -3,37 +3,43 @@
 The speaker's null sink is the microphone's monitor, so every word the assistant says comes straight
 back on the mic, as from loud desktop speakers. A scripted model tells a long story to every question
 and a short "Okay" to a question that cut it off; the user's WAVs are played into the same sink with
-paplay. Two phases in one process:
+paplay. For ``--minutes``, in one process, stretches of ``--stretch-minutes`` of two kinds alternate:
 
-- ``quiet``: questions only, each asked once the previous story has played out (``--quiet-minutes``).
+- ``quiet``: questions only, each asked once the previous story has played out.
   Any interrupted turn here is the assistant cutting itself off on its own echo.
-- ``interruptions``: a question, then ``--after-s`` into its story an interruption WAV cuts in
-  (``--interruptions`` times).
+- ``interruptions``: a question, then ``--after-s`` into its story an interruption WAV cuts in.
 
 Reported: ``turns`` against ``expected_turns`` (one per WAV played; 1.00 means no self-interruption),
 ``self_interruptions`` (interrupted turns nobody interrupted), the interrupting utterances' WER against
 the same WAVs transcribed alone, the reaction (estimated: the WAV's speech onset is placed on the mic
 clock with the paplay-to-VAD delay measured on the quiet questions, so it is approximate to a block or
-two), the device counters (overflows, underflows, re-alignments) and RSS at the start, the end and every
-``--rss-every-s`` (to tell a warm-up that levels off from growth that does not).
+two), the device counters (overflows, underflows, re-alignments) and RSS and malloc's in-use and kept
+memory every ``--rss-every-s`` (to tell a warm-up that levels off from growth that does not).
+``--true-reaction`` measures each cut-in's reaction in what the mic really captured.
+``--trace-every-min`` also compares tracemalloc snapshots and live objects by type against the first,
+taken at ``--trace-from-min``, to say which lines of Python hold what grew.
 
-Usage: python benchmarks/device_soak.py [--quiet-minutes 10] [--interruptions 60] [--after-s 2.5]
-       [--against TREE]   (about quiet minutes + 11 s per interruption; twice that with --against,
-       which soaks TREE's voice package first and prints {"before": ..., "after": ...})
+Usage: python benchmarks/device_soak.py [--minutes 60] [--stretch-minutes 5] [--after-s 2.5]
+       [--out FILE] [--true-reaction] [--trace-every-min 10] [--against TREE]   (twice as long with
+       --against, which soaks TREE's voice package first and prints {"before": ..., "after": ...})
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import ctypes
+import gc
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +49,7 @@ import numpy as np
 from against import run_against, without_against
 from word_error import wer
 
+import voice
 from voice.allocator import keep_malloc_flat
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
@@ -50,12 +57,13 @@ from voice.audio.echo import EchoCanceller
 from voice.audio.pulse import private_pulse
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
+from voice.chat import driver
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.client_events import Failure, StreamEvent
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
-from voice.recorder import Recorder
+from voice.recorder import RecordedTurn, Recorder
 from voice.runtime import ChatModelThinker, Work
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
@@ -154,8 +162,8 @@ class Script:
 
     talk: DeviceConversation
     recorder: Recorder
-    quiet_s: float
-    interruptions: int
+    soak_s: float
+    stretch_s: float
     after_s: float
     env: dict[str, str]
     limit_s: float
@@ -202,28 +210,29 @@ class Script:
         rested = self.idle_since is not None and now - self.idle_since >= IDLE_BEFORE_NEXT_S
         stuck = now - self.last_play >= STUCK_S
         questions = sum(not p.interruption for p in self.played)
-        phase = "quiet" if now - self.began < self.quiet_s else "interruptions"
+        phase = "quiet" if int((now - self.began) / self.stretch_s) % 2 == 0 else "interruptions"
         if now - self.began >= self.limit_s:
             self.done = True  # a runaway never rests: report what it did in the time given
             return
-        if phase == "interruptions" and sum(p.interruption for p in self.played) >= self.interruptions:
+        if now - self.began >= self.soak_s:
             self.done = rested or stuck
             return
         if rested or stuck:
             self.play(QUESTIONS[questions % len(QUESTIONS)], phase, interruption=False)
             return
-        turn = max(self.recorder.turns.values(), key=lambda t: t.turn, default=None)
+        latest = max(self.recorder.turns.values(), key=lambda t: t.turn, default=None)
         if (
             phase == "interruptions"
-            and turn is not None
-            and not turn.ended
-            and turn.turn != self.interrupted_turn
-            and turn.turn in self.output_ahead
-            and self.talk.clock - mic_clock(self, turn.turn, turn.audio_start_s) >= self.after_s * ENGINE_RATE
-            and self.played[-1].phase == "interruptions"  # not a quiet-phase story still playing
+            and latest is not None
+            and not latest.ended
+            and latest.turn != self.interrupted_turn
+            and latest.turn in self.output_ahead
+            and self.talk.clock - mic_clock(self, latest.turn, latest.audio_start_s)
+            >= self.after_s * ENGINE_RATE
+            and self.played[-1].phase == "interruptions"  # not a quiet stretch's story still playing
             and not self.played[-1].interruption
         ):
-            self.interrupted_turn = turn.turn
+            self.interrupted_turn = latest.turn
             count = sum(p.interruption for p in self.played)
             self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
 
@@ -269,7 +278,7 @@ def true_reactions(
     of the reply's sound reaching the mic (the reference's last sound within half a second, moved by the
     lag the echo really had). ``queued_ms`` is the audio still played after the block that paused it."""
     mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
-    rate, rows = ENGINE_RATE, []
+    rate, rows = ENGINE_RATE, list[dict[str, Any]]()
     for play in (p for p in script.played if p.interruption):
         wav = read_wav(AUDIO / play.wav).samples.astype(np.float64)
         lo, hi = max(0, play.clock - rate // 2), min(len(mic), play.clock + 3 * rate + len(wav))
@@ -301,7 +310,7 @@ def true_reactions(
     return rows
 
 
-def block_summary(block_ms: Samples) -> dict[str, float]:
+def block_summary(block_ms: np.ndarray[Any, np.dtype[np.float64]]) -> dict[str, float]:
     """Time to handle one mic block (AEC, VAD, engine, log), over the blocks kept."""
     return {
         "n": int(block_ms.size),
@@ -335,6 +344,120 @@ def malloc_mb() -> dict[str, float]:
         "mmapped": round(info.hblkhd / mb, 1),
         "python_blocks_k": round(sys.getallocatedblocks() / 1000, 1),
     }
+
+
+def memory_summary(
+    rss: list[list[float]], malloc: list[dict[str, float]], settle_s: float
+) -> dict[str, float | None]:
+    """RSS and malloc's in-use and kept memory once settled, at the end, and how much they grew between."""
+    settled = [mb for at, mb in rss if at >= settle_s]
+    after = [m for m in malloc if m["t_s"] >= settle_s]
+    if not settled or not after:
+        return {"rss_settled": None}
+    return {
+        "settle_s": settle_s,
+        "rss_settled": settled[0],
+        "rss_end": settled[-1],
+        "rss_growth": settled[-1] - settled[0],
+        "rss_median": statistics.median(settled),
+        "rss_max": max(settled),
+        "in_use_settled": after[0]["in_use"],
+        "in_use_end": after[-1]["in_use"],
+        "in_use_growth": round(after[-1]["in_use"] - after[0]["in_use"], 1),
+        "free_in_heaps_median": statistics.median(m["free_in_heaps"] for m in after),
+        "free_in_heaps_end": after[-1]["free_in_heaps"],
+        "python_blocks_k_growth": round(after[-1]["python_blocks_k"] - after[0]["python_blocks_k"], 1),
+    }
+
+
+class PythonGrowth:
+    """What grew in Python between a first tracemalloc snapshot and later ones, by line of the code that
+    allocated it, and which kinds of live objects grew in number (a thread samples them as the soak runs)."""
+
+    def __init__(self, first_s: float, every_s: float, frames: int = 8, top: int = 15) -> None:
+        self._first_s, self._every_s, self._frames, self._top = first_s, every_s, frames, top
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="python-growth", daemon=True)
+        self.reports: list[dict[str, Any]] = []
+
+    def start(self) -> None:
+        tracemalloc.start(self._frames)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        tracemalloc.stop()
+
+    def _run(self) -> None:
+        began = time.monotonic()
+        if self._stopped.wait(self._first_s):
+            return
+        first, first_types = self._snapshot(), object_counts()
+        while not self._stopped.wait(self._every_s):
+            diff = self._snapshot().compare_to(first, "traceback")
+            types = object_counts()
+            grown = sorted(((types[k] - first_types.get(k, 0), k) for k in types), reverse=True)[: self._top]
+            report = {
+                "t_s": round(time.monotonic() - began),
+                "traced_mb": round(tracemalloc.get_traced_memory()[0] / (1 << 20), 1),
+                "top": [
+                    {
+                        "kb": round(stat.size_diff / 1024, 1),
+                        "count": stat.count_diff,
+                        "where": [
+                            f"{f.filename.split('/site-packages/')[-1]}:{f.lineno}" for f in stat.traceback
+                        ][-8:],
+                    }
+                    for stat in diff[: self._top]
+                ],
+                "objects": {name: count for count, name in grown if count > 0},
+            }
+            self.reports.append(report)
+            print(
+                f"python growth at {report['t_s']} s: {json.dumps(report, indent=1)}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def _snapshot(self) -> tracemalloc.Snapshot:
+        return tracemalloc.take_snapshot().filter_traces(
+            (tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, __file__))
+        )
+
+
+class NativeWindow:
+    """memray (not a dependency of voice: pip install memray) records every allocation, native ones with
+    their C stacks, from ``first_s`` to ``last_s`` into ``path``; ``memray flamegraph --leaks`` then shows
+    what was allocated in that window and never freed."""
+
+    def __init__(self, path: Path, first_s: float, last_s: float) -> None:
+        self._path, self._first_s, self._last_s = path, first_s, last_s
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="native-window", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import memray
+
+        if self._stopped.wait(self._first_s):
+            return
+        self._path.unlink(missing_ok=True)
+        with memray.Tracker(self._path, native_traces=True):
+            print(f"memray records into {self._path}", file=sys.stderr, flush=True)
+            self._stopped.wait(self._last_s - self._first_s)
+        print("memray stopped", file=sys.stderr, flush=True)
+
+
+def object_counts() -> collections.Counter[str]:
+    """Live objects the garbage collector tracks, by type."""
+    return collections.Counter(type(o).__qualname__ for o in gc.get_objects())
 
 
 def rss_mb() -> float:
@@ -375,11 +498,11 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         if starts:
             delays.append(starts[0] - play.clock - manifest[play.wav]["start_s"] * rate)
     delay = statistics.median(delays) if delays else 0.0
-    rows = []
+    cut = [mic_clock(script, t.turn, t.audio_end_s) for t in all_turns if t.interrupted and t.audio_end_s]
+    rows: list[dict[str, Any]] = []
     for play in (p for p in script.played if p.interruption):
         heard = " ".join(text or "" for start, text in utterances if during(play, start)).strip()
         onset = play.clock + manifest[play.wav]["start_s"] * rate + delay
-        cut = [mic_clock(script, t.turn, t.audio_end_s) for t in all_turns if t.interrupted and t.audio_end_s]
         ends = [end for end in cut if during(play, end)]
         text = manifest[play.wav]["text"]
         rows.append({
@@ -387,14 +510,19 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             "wer_alone": round(wer(text, alone[play.wav]), 2),
             "reaction_ms": round((ends[0] - onset) * 1000 / rate) if ends else None,
         })  # fmt: skip
+
+    def phase_of(turn: RecordedTurn) -> str | None:
+        """The stretch a turn was asked in: that of the last WAV played before its request."""
+        asked = script.turn_clock.get(turn.turn)
+        before = [p for p in script.played if asked is not None and p.clock <= asked]
+        return before[-1].phase if before else None
+
     by_phase: dict[str, dict[str, Any]] = {}
     for phase in ("quiet", "interruptions"):
         plays = [p for p in script.played if p.phase == phase]
         if not plays:
             continue
-        first, later = plays[0].clock, [p.clock for p in script.played if p.clock > plays[-1].clock]
-        last = later[0] if later else script.talk.clock
-        turns = [t for t in all_turns if first <= script.turn_clock[t.turn] < last]
+        turns = [t for t in all_turns if phase_of(t) == phase]
         # a cut with no WAV playing when it happened is the assistant stopping on its own voice
         selfcut = [
             t
@@ -403,7 +531,6 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             and not any(during(p, mic_clock(script, t.turn, t.audio_end_s)) for p in script.played)
         ]
         by_phase[phase] = {
-            "seconds": round((last - first) / rate, 1),
             "wavs_played": len(plays),
             "turns": len(turns),
             "expected_turns": len(plays),
@@ -446,6 +573,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         canceller = default_echo_canceller()
         if args.lag or args.true_reaction:
             canceller = RecordingCanceller(canceller)
+        if args.backlog_s is not None:  # a loaded machine (or a tracemalloc snapshot) stalls the loop
+            driver.BACKLOG_S = args.backlog_s
         talk = DeviceConversation(
             engine,
             models,
@@ -457,11 +586,11 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         script = Script(
             talk,
             Recorder.following(talk.runner),
-            args.quiet_minutes * 60,
-            args.interruptions,
+            args.minutes * 60,
+            args.stretch_minutes * 60,
             args.after_s,
             dict(os.environ),
-            args.limit_minutes * 60,
+            (args.limit_minutes or args.minutes + 10) * 60,
         )
 
         rss_series: list[list[float]] = []  # [seconds into the soak, MB]
@@ -502,17 +631,41 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             blocks[0] += 1
 
         talk._step = timed_step  # type: ignore[method-assign]
+        growth = (
+            PythonGrowth(args.trace_from_min * 60, args.trace_every_min * 60)
+            if args.trace_every_min
+            else None
+        )
+        native = None
+        if args.memray is not None:
+            native = NativeWindow(args.memray, args.memray_minutes[0] * 60, args.memray_minutes[1] * 60)
         rss_start = rss_mb()
         began = time.monotonic()
+        load_start = os.getloadavg()
+        if growth is not None:
+            growth.start()
+        if native is not None:
+            native.start()
         try:
             asyncio.run(talk.run(on_block=on_block))
         finally:
             work.close()
+            if growth is not None:
+                growth.stop()
+            if native is not None:
+                native.stop()
         result = analyse(script, manifest, alone)
         result.update(
+            voice_package=str(Path(voice.__file__).parent),
             wall_s=round(time.monotonic() - began, 1),
+            load_average={
+                "start": [round(x, 2) for x in load_start],
+                "end": [round(x, 2) for x in os.getloadavg()],
+            },
+            memory=memory_summary(rss_series, malloc_series, args.settle_minutes * 60),
             rss_mb={"start": round(rss_start), "end": round(rss_mb()), "every": rss_series},
             malloc_mb=malloc_series,
+            python_growth=growth.reports if growth is not None else None,
             errors={code: errors.count(code) for code in sorted(set(errors))},
             block_ms=block_summary(block_s[: min(blocks[0], BLOCK_TIMES_KEPT)] * 1000),
             devices=talk.device_counters(),
@@ -531,11 +684,36 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quiet-minutes", type=float, default=10.0)
-    parser.add_argument("--interruptions", type=int, default=60)
+    parser.add_argument("--minutes", type=float, default=60.0, help="how long to soak")
+    parser.add_argument(
+        "--stretch-minutes", type=float, default=5.0, help="quiet and cut-in stretches alternate"
+    )
     parser.add_argument("--after-s", type=float, default=2.5, help="into each story before cutting in")
-    parser.add_argument("--limit-minutes", type=float, default=40.0, help="stop there, done or not")
+    parser.add_argument(
+        "--limit-minutes", type=float, help="stop there, done or not (default: --minutes + 10)"
+    )
     parser.add_argument("--rss-every-s", type=float, default=30.0, help="how often RSS is sampled")
+    parser.add_argument(
+        "--backlog-s",
+        type=float,
+        help="mic audio the loop may fall behind by before it drops some (the driver's own: 2 s; an echo "
+        "canceller given a gap stops the soak)",
+    )
+    parser.add_argument("--settle-minutes", type=float, default=10.0, help="growth is measured after these")
+    parser.add_argument("--out", type=Path, help="also write the JSON there")
+    parser.add_argument(
+        "--trace-every-min",
+        type=float,
+        help="compare tracemalloc snapshots and live objects by type this often (slows the soak down)",
+    )
+    parser.add_argument("--trace-from-min", type=float, default=5.0, help="when the first snapshot is taken")
+    parser.add_argument("--memray", type=Path, help="record allocations with memray into this file")
+    parser.add_argument(
+        "--memray-minutes",
+        type=lambda text: tuple(float(part) for part in text.split(",")),
+        default=(5.0, 15.0),
+        help="FROM,TO: the window memray records",
+    )
     parser.add_argument(
         "--system-malloc",
         action="store_true",
@@ -554,10 +732,13 @@ def main() -> int:
         before = run_against(args.against, __file__, without_against(sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
         after = run(args, Path(folder))
-    if before is None:
-        print(json.dumps(after, indent=2))
-    else:
-        print(json.dumps({"before": {"tree": str(args.against), **before}, "after": after}, indent=2))
+    printed = json.dumps(
+        after if before is None else {"before": {"tree": str(args.against), **before}, "after": after},
+        indent=2,
+    )
+    print(printed)
+    if args.out is not None:
+        args.out.write_text(printed + "\n")
     return 0
 
 
