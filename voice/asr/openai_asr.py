@@ -13,10 +13,9 @@ from typing import Any
 
 import httpx
 
-from voice.asr.port import TimedWord, Transcript
+from voice.asr.port import TimedWord, Transcript, require_engine_audio
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
-from voice.errors import AudioError
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
 from voice.remote.pcm import WIDTH, to_pcm16
@@ -55,11 +54,7 @@ class OpenAITranscriber:
         over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
-        if audio.rate != ENGINE_RATE or audio.channels != 1:
-            raise AudioError(
-                f"remote ASR needs mono {ENGINE_RATE} Hz audio, "
-                f"got {audio.channels} channels at {audio.rate} Hz"
-            )
+        require_engine_audio(audio, "remote ASR")
         wav = io.BytesIO()
         with wave.open(wav, "wb") as writer:
             writer.setnchannels(1)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from voice.audio.block import AudioBlock
+from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
+from voice.errors import AudioError
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,11 @@ class Transcriber(Protocol):
         over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript: ...
+
+
+def require_engine_audio(audio: AudioBlock, who: str) -> None:
+    """Every transcriber takes the engine's mono ENGINE_RATE audio; anything else is a driver's bug."""
+    if audio.rate != ENGINE_RATE or audio.channels != 1:
+        raise AudioError(
+            f"{who} needs mono {ENGINE_RATE} Hz audio, got {audio.channels} channels at {audio.rate} Hz"
+        )

