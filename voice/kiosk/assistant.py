@@ -82,10 +82,6 @@ class KioskAssistant:
         return log
 
     @property
-    def engine_state(self) -> str:
-        return self._talk.runner.state
-
-    @property
     def inputs_taken(self) -> int:
         """Inputs the current conversation took (none: nobody talked to it yet)."""
         return self._talk.runner.inputs_taken
