@@ -84,6 +84,7 @@ STORY = (
 )
 SHORT = "Okay, I will stop there."
 IDLE_BEFORE_NEXT_S = 1.5
+QUIET_BEFORE_SAMPLE_S = 1.0  # listening, nothing queued to play, this long: no call's buffers are held
 STUCK_S = 150.0  # a story that never ends (the assistant keeps restarting it) must not stall the script
 WORD_DELAY_S = 0.03
 
@@ -460,6 +461,30 @@ def object_counts() -> collections.Counter[str]:
     return collections.Counter(type(o).__qualname__ for o in gc.get_objects())
 
 
+def quiet_summary(quiet: list[list[float]], settle_s: float) -> dict[str, float | int | None]:
+    """RSS taken while listening with nothing in flight, once settled: the line single samples swing around.
+
+    A sample taken mid-transcription or mid-synthesis holds that call's buffers (up to about 130 MB)."""
+    settled = [(at, mb) for at, mb in quiet if at >= settle_s]
+    if len(settled) < 2:
+        return {"samples": len(settled)}
+    times = np.array([at for at, _ in settled]) / 60
+    mbs = np.array([mb for _, mb in settled])
+    slope = float(np.polyfit(times, mbs, 1)[0])  # MB a minute, least squares
+    tenth = max(1, len(settled) // 10)
+    return {
+        "samples": len(settled),
+        "settled": mbs[0].item(),
+        "end": mbs[-1].item(),
+        "growth": round((mbs[-1] - mbs[0]).item(), 1),
+        "median_first_tenth": round(float(np.median(mbs[:tenth])), 1),
+        "median_last_tenth": round(float(np.median(mbs[-tenth:])), 1),
+        "least_squares_growth": round(slope * float(times[-1] - times[0]), 1),
+        "min": mbs.min().item(),
+        "max": mbs.max().item(),
+    }
+
+
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -596,11 +621,21 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         rss_series: list[list[float]] = []  # [seconds into the soak, MB]
         malloc_series: list[dict[str, float]] = []
 
+        quiet_series: list[list[float]] = []  # the same, taken with nothing in flight: no model buffers
+        busy_at = [0.0]
+
         def on_block() -> None:
-            at = time.monotonic() - script.began
+            now = time.monotonic()
+            at = now - script.began
             if not rss_series or at - rss_series[-1][0] >= args.rss_every_s:
                 rss_series.append([round(at), round(rss_mb())])
                 malloc_series.append({"t_s": round(at), **malloc_mb()})
+            if talk.runner.state != "listening" or talk.buffer.queued_frames:
+                busy_at[0] = now
+            elif now - busy_at[0] >= QUIET_BEFORE_SAMPLE_S and (
+                not quiet_series or at - quiet_series[-1][0] >= args.rss_every_s
+            ):
+                quiet_series.append([round(at), round(rss_mb(), 1)])
             script.tick()
             if script.done:
                 talk.stop()
@@ -663,7 +698,13 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 "end": [round(x, 2) for x in os.getloadavg()],
             },
             memory=memory_summary(rss_series, malloc_series, args.settle_minutes * 60),
-            rss_mb={"start": round(rss_start), "end": round(rss_mb()), "every": rss_series},
+            quiet_rss=quiet_summary(quiet_series, args.settle_minutes * 60),
+            rss_mb={
+                "start": round(rss_start),
+                "end": round(rss_mb()),
+                "every": rss_series,
+                "quiet": quiet_series,
+            },
             malloc_mb=malloc_series,
             python_growth=growth.reports if growth is not None else None,
             errors={code: errors.count(code) for code in sorted(set(errors))},
