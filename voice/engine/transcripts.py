@@ -21,6 +21,11 @@ FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of
 ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
 FRAGMENT_S = 0.3  # voiced for less than this over the reply, it is a scrap of leaked echo
 MAX_WORDS_PER_S = 8.0  # faster than anyone speaks: whisper guessing words into a scrap of sound
+WHOLE_SENTENCE_WORDS = 5  # lead-ins before a pause ("Set a timer", "I was wondering") are shorter
+# Articles, conjunctions and possessives leave a sentence hanging, whatever whisper's full stop says.
+_HANGING_WORDS = frozenset(
+    {"a", "an", "the", "and", "or", "but", "because", "if", "my", "your", "our", "their"}
+)
 
 
 def spoken_words(text: str) -> list[str]:
@@ -36,6 +41,13 @@ def is_meaningful(text: str) -> bool:
 def ends_a_sentence(text: str) -> bool:
     """True if whisper punctuated the transcript as a finished sentence (".", "?" or "!", not "...")."""
     return bool(_SENTENCE_END.search(text))
+
+
+def is_a_whole_sentence(text: str) -> bool:
+    """True if whisper wrote a finished sentence of at least WHOLE_SENTENCE_WORDS words that does not end
+    on a word no sentence ends with ("the", "and", "my"): a lead-in ("Could you tell me?") is shorter."""
+    words = spoken_words(text)
+    return ends_a_sentence(text) and len(words) >= WHOLE_SENTENCE_WORDS and words[-1] not in _HANGING_WORDS
 
 
 def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:

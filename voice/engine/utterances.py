@@ -5,9 +5,9 @@ sure the turn ended; if it ends at that very sample, the early transcript is the
 reply starts without waiting for ASR. Speech past the pause drops the early offer.
 
 At the same pause the end-of-turn model may be asked to judge the whole utterance so far (the turn up
-to the pause): if it hears a finished turn and whisper a finished sentence, the turn ends there, without
-waiting out the long silence. A pause judged unfinished keeps the utterance open: the next pause offers
-it again, longer, and the long silence stays the fallback.
+to the pause): if it hears a finished turn and whisper a finished sentence, or whisper a whole sentence
+of several words, the turn ends there, without waiting out the long silence. A pause judged unfinished
+keeps the utterance open: the next pause offers it again, longer, and the long silence stays the fallback.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
 from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
-from voice.engine.transcripts import ends_a_sentence
+from voice.engine.transcripts import ends_a_sentence, is_a_whole_sentence
 from voice.errors import ProtocolError
 
 TranscriptOutcome = TranscriptReady | TranscriptFailed
@@ -39,7 +39,7 @@ class _Offer:
     transcription: int
     voiced_end: int
     audio: AudioBlock
-    probability: float = 0.0  # the end-of-turn model's: above COMPLETE_ABOVE it heard a finished turn
+    probability: float | None = None  # the end-of-turn model's, once judged: above COMPLETE_ABOVE, finished
 
 
 class Utterances:
@@ -83,16 +83,24 @@ class Utterances:
 
     def finished_at_pause(self) -> tuple[Utterance, AudioBlock, str, float] | None:
         """(the utterance up to its voiced end, its audio, its transcript, the model's probability) at the
-        pause, if the model heard a finished turn and whisper a whole sentence.
+        pause, if the model heard a finished turn and whisper a finished sentence, or whisper wrote a
+        whole sentence of several words (is_a_whole_sentence) whatever the model heard.
 
         Both are asked because each misreads some pauses (the model hears "I was wondering" as complete;
-        whisper writes "I was wondering..."); otherwise the VAD's long silence decides, as without a model.
+        whisper writes "I was wondering..."). But the model hears many voices it was not trained on as
+        unfinished at the end of a whole question (espeak-ng's: p 0.01-0.3 where whisper wrote the
+        question word for word), so a whole sentence stands on whisper's word alone; the short lead-ins
+        that sound finished before a pause ("Set a timer.") still need the model. Otherwise the VAD's long
+        silence decides, as without a model.
         """
         offer = self._speculation
-        if self.open is None or offer is None or offer.probability <= COMPLETE_ABOVE:
+        # not judged (yet, or without a model: the long silence decides)
+        if self.open is None or offer is None or offer.probability is None:
             return None
         early = self._early.get(offer.transcription)
         if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
+            return None
+        if offer.probability <= COMPLETE_ABOVE and not is_a_whole_sentence(early.text):
             return None
         return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
 
