@@ -31,7 +31,8 @@ and engine in virtual time:
   in the same block as Smart Turn's judgement), in all, per voice family, per condition, and over the
   families a change was tuned on and the held-out ones; for the others, why not (``why_not``: Smart Turn
   heard an unfinished turn, whisper wrote no sentence end, both, or the VAD never paused before the end),
-  with Smart Turn's probability and whisper's text at the last pause.
+  with Smart Turn's probability and whisper's text at the last pause; ``ended_inside``: whole questions
+  ended at a pause inside them (the request went out 300 ms or more before the last word's end).
 - ``mid_sentence_pauses``: the questions said with a 0.40-0.50 s pause: how many had a request sent into
   the pause (``ended_at_the_pause``, by whether the first part sounds finished), and with ``--room``
   how many the user heard answered into it in the whole room under ``auto`` (``heard_in_auto``).
@@ -81,6 +82,7 @@ from voice.turn_end.smart_turn import SmartTurn
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 BLOCK = ENGINE_RATE // 50
+INSIDE_MS = -300  # a request this long before the last word's end came at a pause inside the question
 LEAD_S, TAIL_S = 0.5, 1.5
 SILENT_DBFS = -45.0  # quieter 10 ms frames are silence, as audio/manifest.json measures it
 
@@ -397,6 +399,9 @@ def unfamiliar(every: int, room: bool) -> dict[str, Any]:
             "held_out": share([r for r in whole_runs if r["held_out"]]),
             "per_family": by(whole_runs, "family"),
             "per_condition": by(whole_runs, "condition"),
+            "ended_inside": [
+                r["name"] for r in whole_runs if r["early"] and r["sent_ms_after_speech"] < INSIDE_MS
+            ],
             "why_not": {
                 why: sum(r["why_not"] == why for r in not_early)
                 for why in sorted({r["why_not"] for r in not_early})
