@@ -125,6 +125,34 @@ def test_a_lead_in_or_a_sentence_left_hanging_waits_when_the_model_hears_it_unfi
     assert room.engine.phase is Phase.USER_SPEAKING
 
 
+def test_a_long_utterance_whisper_left_unpunctuated_is_answered_when_the_model_is_sure() -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, "who wrote the novel middle mark"))
+
+    actions = room.engine.handle(TurnEndJudged(1, 0.95))
+
+    assert [type(a) for a in actions] == [SendRequest, PausePlayback]
+    assert room.engine.phase is Phase.HOLDING
+
+
+@pytest.mark.parametrize(
+    ("text", "probability"),
+    [
+        ("who wrote the novel middle mark", 0.7),  # the model only leans to finished
+        ("I was wondering what time it is in...", 0.95),  # trails off
+        ("Set a timer", 0.95),  # short: the model alone is not enough
+    ],
+)
+def test_unpunctuated_words_wait_unless_long_and_the_model_sure(text: str, probability: float) -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, text))
+
+    assert room.engine.handle(TurnEndJudged(1, probability)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+
 def test_a_whole_question_is_not_answered_at_the_pause_before_the_model_has_judged_it() -> None:
     room = Room()
     paused(room)

@@ -7,6 +7,7 @@ import re
 _NON_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[coughing]", "(knocking)"
 _WORD = re.compile(r"[a-z0-9']+")
 _SENTENCE_END = re.compile(r"(?<![.])[.?!][\"')\]]*\s*$")  # "I was wondering..." trails off: not an end
+_TRAILING = re.compile(r"(\.\.|\u2026|[,;:\-\u2013\u2014])[\"')\]]*\s*$")  # "I was wondering...", "then,"
 # Consonant spellings that sound alike, folded before comparing (in order); vowels are kept, since
 # short words that differ only in a vowel ("wait", "wet") are different words to a listener.
 _SOUNDS = (("ph", "f"), ("ck", "k"), ("wh", "w"), ("q", "k"), ("x", "ks"), ("z", "s"))
@@ -43,11 +44,13 @@ def ends_a_sentence(text: str) -> bool:
     return bool(_SENTENCE_END.search(text))
 
 
-def is_a_whole_sentence(text: str) -> bool:
-    """True if whisper wrote a finished sentence of at least WHOLE_SENTENCE_WORDS words that does not end
-    on a word no sentence ends with ("the", "and", "my"): a lead-in ("Could you tell me?") is shorter."""
+def is_sentence_long(text: str) -> bool:
+    """True if the transcript has at least WHOLE_SENTENCE_WORDS words and neither trails off ("...", ",")
+    nor ends on a word no sentence ends with ("the", "and", "my"); lead-ins ("Could you tell me") are
+    shorter."""
     words = spoken_words(text)
-    return ends_a_sentence(text) and len(words) >= WHOLE_SENTENCE_WORDS and words[-1] not in _HANGING_WORDS
+    hanging = not words or words[-1] in _HANGING_WORDS or bool(_TRAILING.search(text))
+    return len(words) >= WHOLE_SENTENCE_WORDS and not hanging
 
 
 def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:
