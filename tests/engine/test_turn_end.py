@@ -114,7 +114,12 @@ def test_a_whole_question_is_answered_at_the_short_pause_though_the_model_hears_
 
 @pytest.mark.parametrize(
     "text",
-    ["Could you tell me?", "Can you turn the lights and", "What is the weather like in the."],
+    [
+        "Could you tell me?",
+        "Can you turn the lights and",
+        "What is the weather like in the.",
+        "What's the weather? In time?",  # the last sentence is a scrap
+    ],
 )
 def test_a_lead_in_or_a_sentence_left_hanging_waits_when_the_model_hears_it_unfinished(text: str) -> None:
     room = Room()
@@ -142,6 +147,7 @@ def test_a_long_utterance_whisper_left_unpunctuated_is_answered_when_the_model_i
         ("who wrote the novel middle mark", 0.7),  # the model only leans to finished
         ("I was wondering what time it is in...", 0.95),  # trails off
         ("Set a timer", 0.95),  # short: the model alone is not enough
+        ("Tell me a short story of", 0.95),  # ends on a preposition
     ],
 )
 def test_unpunctuated_words_wait_unless_long_and_the_model_sure(text: str, probability: float) -> None:

@@ -7,6 +7,7 @@ import re
 _NON_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[coughing]", "(knocking)"
 _WORD = re.compile(r"[a-z0-9']+")
 _SENTENCE_END = re.compile(r"(?<![.])[.?!][\"')\]]*\s*$")  # "I was wondering..." trails off: not an end
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
 _TRAILING = re.compile(r"(\.\.|\u2026|[,;:\-\u2013\u2014])[\"')\]]*\s*$")  # "I was wondering...", "then,"
 # Consonant spellings that sound alike, folded before comparing (in order); vowels are kept, since
 # short words that differ only in a vowel ("wait", "wet") are different words to a listener.
@@ -27,6 +28,10 @@ WHOLE_SENTENCE_WORDS = 5  # lead-ins before a pause ("Set a timer", "I was wonde
 _HANGING_WORDS = frozenset(
     {"a", "an", "the", "and", "or", "but", "because", "if", "my", "your", "our", "their"}
 )
+# A question may end on one of these ("Where are you from?"), but only whisper's full stop says so.
+_PREPOSITIONS = frozenset(
+    {"of", "to", "for", "with", "about", "in", "on", "at", "from", "by", "into", "like", "than", "as"}
+)
 
 
 def spoken_words(text: str) -> list[str]:
@@ -45,12 +50,14 @@ def ends_a_sentence(text: str) -> bool:
 
 
 def is_sentence_long(text: str) -> bool:
-    """True if the transcript has at least WHOLE_SENTENCE_WORDS words and neither trails off ("...", ",")
-    nor ends on a word no sentence ends with ("the", "and", "my"); lead-ins ("Could you tell me") are
-    shorter."""
-    words = spoken_words(text)
-    hanging = not words or words[-1] in _HANGING_WORDS or bool(_TRAILING.search(text))
-    return len(words) >= WHOLE_SENTENCE_WORDS and not hanging
+    """True if the transcript's last sentence has at least WHOLE_SENTENCE_WORDS words and neither trails
+    off ("...", ",") nor ends on a word no sentence ends with ("the", "and", "my"), nor, without whisper's
+    full stop, on a preposition ("Tell me a short story of"); lead-ins ("Could you tell me") are shorter,
+    and so is a scrap after a sentence ("What's the weather? In time?")."""
+    words = spoken_words(_SENTENCE_BREAK.split(text.strip())[-1])
+    hanging = _HANGING_WORDS if ends_a_sentence(text) else _HANGING_WORDS | _PREPOSITIONS
+    ends_open = not words or words[-1] in hanging or bool(_TRAILING.search(text))
+    return len(words) >= WHOLE_SENTENCE_WORDS and not ends_open
 
 
 def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:
