@@ -19,6 +19,12 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.errors import AudioError, ConfigError, ProtocolError
 
 _VAD_RATES = (8_000, 16_000, 32_000, 48_000)
+# The noise floor is the quietest frame this long back: longer than the gaps in speech are short, so a talker
+# does not lift it, yet a fan switched on is learnt within it.
+NOISE_FLOOR_MS = 2_000
+# Frames webrtcvad calls voiced count this long after the last one above the noise floor, as webrtcvad's own
+# hangover does in the quiet: the ends of words and the pauses measured after them stay as they were.
+FLOOR_HANGOVER_MS = 100
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,10 @@ class VadSettings:
     model can run while endpointing waits (never when None or not below ``end_silence_ms``); the offer
     equals the final utterance when no speech follows, both ending ``speculate_ms`` after the last voiced
     frame (or the shorter of pre-roll and end silence).
-    Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise).
+    Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise), nor frames
+    less than ``above_floor_db`` louder than the noise floor (the quietest frame of the last
+    ``NOISE_FLOOR_MS``) and not within ``FLOOR_HANGOVER_MS`` after one that is: webrtcvad calls most frames
+    of steady noise (a fan, a street) voiced, so the pause at the end of a question would never be heard.
     With a speech model, speech also starts once ``quick_voiced_ms`` are voiced within the window while the
     model has heard speech (``speech_probability`` or more) in every frame of the last ``quick_speech_ms``: a
     voice needs less webrtcvad evidence than a cough or a knock, which the model does not call speech.
@@ -44,6 +53,7 @@ class VadSettings:
     end_silence_ms: int = 600
     pre_roll_ms: int = 300
     min_level_dbfs: float = -60.0
+    above_floor_db: float = 5.0
     max_utterance_ms: int = 30_000
     speculate_ms: int | None = 200
     quick_voiced_ms: int | None = None
@@ -69,6 +79,8 @@ class VadSettings:
                 f"VAD quick_voiced_ms ({self.quick_voiced_ms}) must lie between 0 and "
                 f"start_voiced_ms ({self.start_voiced_ms})"
             )
+        if self.above_floor_db < 0:
+            raise ConfigError(f"VAD above_floor_db must not be negative, got {self.above_floor_db}")
         if self.quick_speech_ms <= 0 or not 0.0 < self.speech_probability < 1.0:
             raise ConfigError("VAD quick_speech_ms must be positive and speech_probability within (0, 1)")
         if self.max_utterance_ms <= self.start_window_ms:
@@ -179,6 +191,9 @@ class VoiceActivityDetector:
         self._model_running = False  # fed since the assistant began speaking: its state is this reply's
         history = max(s.frames(s.start_window_ms) + s.frames(s.pre_roll_ms) for s in self._settings)
         self._history: deque[_Frame] = deque(maxlen=history + 1)
+        self._levels: deque[float] = deque(maxlen=quiet.frames(NOISE_FLOOR_MS))  # for the noise floor
+        self._hangover = quiet.frames(FLOOR_HANGOVER_MS)
+        self._above_floor_ago = [self._hangover, self._hangover]  # frames since one stood out, per settings
         self._next_sample: int | None = None
         self._pending = np.zeros(0, dtype=np.float32)
         self._listen_from = 0
@@ -206,6 +221,8 @@ class VoiceActivityDetector:
     def reset(self) -> None:
         """Forget all audio, any utterance in progress and the clock position."""
         self._history.clear()
+        self._levels.clear()
+        self._above_floor_ago = [self._hangover, self._hangover]
         self._next_sample = None
         self._pending = np.zeros(0, dtype=np.float32)
         self._listen_from = 0
@@ -283,12 +300,17 @@ class VoiceActivityDetector:
         return pcm, [10.0 * math.log10(mean + 1e-12) for mean in power.tolist()]
 
     def _classify(self, pcm: bytes, level: float) -> tuple[bool, bool]:
+        self._levels.append(level)
+        floor = min(self._levels)
         speech = {a: vad.is_speech(pcm, self.rate) for a, vad in self._vads.items()}
-        quiet, barge_in = self._settings
-        return (
-            speech[quiet.aggressiveness] and level >= quiet.min_level_dbfs,
-            speech[barge_in.aggressiveness] and level >= barge_in.min_level_dbfs,
-        )
+        return self._voiced(0, speech, level, floor), self._voiced(1, speech, level, floor)
+
+    def _voiced(self, mode: int, speech: dict[int, bool], level: float, floor: float) -> bool:
+        settings = self._settings[mode]
+        above_floor = level >= floor + settings.above_floor_db
+        self._above_floor_ago[mode] = 0 if above_floor else self._above_floor_ago[mode] + 1
+        standing_out = self._above_floor_ago[mode] <= self._hangover
+        return speech[settings.aggressiveness] and level >= settings.min_level_dbfs and standing_out
 
     def _step(self, frame: _Frame, mode: int) -> VadEvent | None:
         if self._active is None:
