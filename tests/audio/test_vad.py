@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,10 @@ from voice.audio.vad import (
     VoiceResumed,
     VoiceStarted,
 )
+from voice.audio.wav import read_wav
 from voice.errors import AudioError, ConfigError, ProtocolError
+
+PINK_NOISE = Path(__file__).resolve().parents[2] / "audio" / "pink-noise.wav"
 
 RATE = ENGINE_RATE
 MS = RATE // 1000
@@ -66,6 +71,23 @@ def run(
         events = detector.process(chunk, assistant_speaking=speaking)
         found += [(event, chunk.end) for event in events if not isinstance(event, EARLY)]
     return found
+
+
+def pink(seconds: float, dbfs: float) -> np.ndarray:
+    """Steady pink noise (a fan, a street) at ``dbfs`` mean power, looped from the recorded noise."""
+    noise = np.resize(read_wav(PINK_NOISE).samples.astype(np.float64), int(seconds * RATE))
+    return (noise * 10 ** (dbfs / 20) / np.sqrt(np.mean(noise**2))).astype(np.float32)
+
+
+def dbfs(samples: np.ndarray) -> float:
+    return float(10 * np.log10(np.mean(np.square(samples, dtype=np.float64))))
+
+
+def in_noise(speech: np.ndarray, snr_db: float, after_s: float = 1.5) -> np.ndarray:
+    """The speech from LEAD under steady pink noise ``snr_db`` below the speech's own mean power."""
+    signal = pink(LEAD / RATE + len(speech) / RATE + after_s, dbfs(speech) - snr_db)
+    signal[LEAD : LEAD + len(speech)] += speech
+    return signal
 
 
 @pytest.fixture(scope="module")
@@ -315,3 +337,58 @@ def test_an_utterance_ended_at_a_pause_lets_the_next_words_start_a_new_one(speak
     assert isinstance(restarted, VoiceStarted)
     later = [event for event in events if isinstance(event, VoiceEnded)]
     assert later[0].utterance.start >= paused.sample  # the new utterance holds none of the first words
+
+
+@pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
+def test_speech_in_steady_pink_noise_at_10_db_snr_starts_and_ends_an_utterance(
+    question: np.ndarray, speaking: bool
+) -> None:
+    speech = audible(question)
+    onset, end = LEAD, LEAD + len(speech)
+    settings = DEFAULT_BARGE_IN if speaking else DEFAULT_QUIET
+
+    found = run(in_noise(speech, snr_db=10.0), speaking)
+
+    assert [type(e) for e, _ in found] == [VoiceStarted, VoiceEnded]
+    (started, _), (ended, reported_at) = found
+    assert abs(started.sample - onset) <= 150 * MS
+    assert abs(ended.sample - end) <= 150 * MS  # the end is heard, not the noise after it
+    assert reported_at - end <= (settings.end_silence_ms + 150) * MS
+
+
+@pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
+def test_steady_pink_noise_at_minus_30_dbfs_starts_nothing(speaking: bool) -> None:
+    assert run(pink(10.0, -30.0), speaking) == []
+
+
+def test_a_fan_switched_on_is_learnt_as_noise_within_seconds(question: np.ndarray) -> None:
+    speech = audible(question)
+    fan_on, asked = 2 * RATE, 8 * RATE
+    signal = noise_floor(asked / RATE + len(speech) / RATE + 1.5)
+    signal[fan_on:] += pink((len(signal) - fan_on) / RATE, dbfs(speech) - 10.0)
+    signal[asked : asked + len(speech)] += speech
+
+    ends = [(event, at) for event, at in run(signal) if isinstance(event, VoiceEnded)]
+
+    assert all(at - fan_on <= 3 * RATE for event, at in ends if event.sample < asked)  # the fan alone
+    (question_end, _), *_ = [(event, at) for event, at in ends if event.sample > asked]
+    assert abs(question_end.sample - (asked + len(speech))) <= 150 * MS
+
+
+def test_a_quiet_speaker_in_a_quiet_room_is_still_heard(question: np.ndarray) -> None:
+    speech = audible(question)
+    signal = noise_floor(LEAD / RATE + len(speech) / RATE + 1.5, level=0.0002)  # about -74 dBFS
+    signal[LEAD : LEAD + len(speech)] += speech * 10 ** ((-40.0 - dbfs(speech)) / 20)
+
+    assert [type(e) for e, _ in run(signal)] == [VoiceStarted, VoiceEnded]
+
+
+def test_reset_forgets_the_noise_floor() -> None:
+    detector = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
+    detector.process(
+        AudioBlock(noise_floor(3.0, level=0.0002), RATE), False
+    )  # the mic closes in a quiet room
+
+    detector.reset()  # and reopens in a noisy one
+
+    assert detector.process(AudioBlock(pink(4.0, -30.0), RATE, 100 * RATE), False) == []
