@@ -252,10 +252,11 @@ def test_blocks_at_another_rate_are_refused() -> None:
         lambda: VadSettings(frame_ms=25),
         lambda: VadSettings(start_voiced_ms=300, start_window_ms=200),
         lambda: VadSettings(end_silence_ms=0),
+        lambda: VadSettings(above_floor_db=-1.0),
         lambda: VoiceActivityDetector(VadSettings(frame_ms=10), VadSettings(frame_ms=30)),
         lambda: VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, rate=44100),
     ],
-    ids=["aggressiveness", "frame", "start", "end-silence", "mixed-frames", "rate"],
+    ids=["aggressiveness", "frame", "start", "end-silence", "floor", "mixed-frames", "rate"],
 )
 def test_impossible_settings_are_a_config_error(make: object) -> None:
     with pytest.raises(ConfigError):

@@ -19,8 +19,8 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.errors import AudioError, ConfigError, ProtocolError
 
 _VAD_RATES = (8_000, 16_000, 32_000, 48_000)
-# The noise floor is the quietest frame this long back: longer than the gaps in speech are short, so a talker
-# does not lift it, yet a fan switched on is learnt within it.
+# The noise floor is the quietest frame this long back: speech never goes this long without a quieter gap,
+# so a talker does not lift it, and a fan switched on is learnt within it.
 NOISE_FLOOR_MS = 2_000
 # Frames webrtcvad calls voiced count this long after the last one above the noise floor, as webrtcvad's own
 # hangover does in the quiet: the ends of words and the pauses measured after them stay as they were.
@@ -308,7 +308,9 @@ class VoiceActivityDetector:
     def _voiced(self, mode: int, speech: dict[int, bool], level: float, floor: float) -> bool:
         settings = self._settings[mode]
         above_floor = level >= floor + settings.above_floor_db
-        self._above_floor_ago[mode] = 0 if above_floor else self._above_floor_ago[mode] + 1
+        self._above_floor_ago[mode] = (
+            0 if above_floor else min(self._above_floor_ago[mode] + 1, self._hangover + 1)
+        )
         standing_out = self._above_floor_ago[mode] <= self._hangover
         return speech[settings.aggressiveness] and level >= settings.min_level_dbfs and standing_out
 
