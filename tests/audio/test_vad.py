@@ -59,16 +59,18 @@ def run(
     quiet: VadSettings = DEFAULT_QUIET,
     barge_in: VadSettings = DEFAULT_BARGE_IN,
     block: int = 333,
+    speaking_from: int = 0,
 ) -> list[tuple[VadEvent, int]]:
     """Feed the signal in odd-sized blocks; each start or end comes with the clock sample it was reported at.
 
-    The early VoicePaused offers (and VoiceResumed after them) are left out; their own tests look at them.
+    ``speaking``: the assistant speaks from sample ``speaking_from`` on. The early VoicePaused offers (and
+    VoiceResumed after them) are left out; their own tests look at them.
     """
     detector = VoiceActivityDetector(quiet, barge_in)
     found: list[tuple[VadEvent, int]] = []
     for offset in range(0, len(signal), block):
         chunk = AudioBlock(signal[offset : offset + block], RATE, offset)
-        events = detector.process(chunk, assistant_speaking=speaking)
+        events = detector.process(chunk, assistant_speaking=speaking and offset >= speaking_from)
         found += [(event, chunk.end) for event in events if not isinstance(event, EARLY)]
     return found
 
@@ -348,7 +350,7 @@ def test_speech_in_steady_pink_noise_at_10_db_snr_starts_and_ends_an_utterance(
     onset, end = LEAD, LEAD + len(speech)
     settings = DEFAULT_BARGE_IN if speaking else DEFAULT_QUIET
 
-    found = run(in_noise(speech, snr_db=10.0), speaking)
+    found = run(in_noise(speech, snr_db=10.0), speaking, speaking_from=LEAD // 2)  # the room heard first
 
     assert [type(e) for e, _ in found] == [VoiceStarted, VoiceEnded]
     (started, _), (ended, reported_at) = found
@@ -359,7 +361,15 @@ def test_speech_in_steady_pink_noise_at_10_db_snr_starts_and_ends_an_utterance(
 
 @pytest.mark.parametrize("speaking", [False, True], ids=["quiet", "barge-in"])
 def test_steady_pink_noise_at_minus_30_dbfs_starts_nothing(speaking: bool) -> None:
-    assert run(pink(10.0, -30.0), speaking) == []
+    assert run(pink(10.0, -30.0), speaking, speaking_from=RATE // 2) == []
+
+
+def test_the_noise_floor_is_learnt_while_the_assistant_is_silent(question: np.ndarray) -> None:
+    """Over a reply the echo canceller mutes the mic a while, then the room's noise comes back: not speech."""
+    fan = pink(10.0, -30.0)
+    fan[RATE : 2 * RATE] *= 10 ** (-30 / 20)  # muted for the reply's first second
+
+    assert run(fan, speaking=True, speaking_from=RATE) == []
 
 
 def test_a_fan_switched_on_is_learnt_as_noise_within_seconds(question: np.ndarray) -> None:

@@ -39,8 +39,9 @@ class VadSettings:
     frame (or the shorter of pre-roll and end silence).
     Frames quieter than ``min_level_dbfs`` never count as voiced (residual echo, distant noise), nor frames
     less than ``above_floor_db`` louder than the noise floor (the quietest frame of the last
-    ``NOISE_FLOOR_MS``) and not within ``FLOOR_HANGOVER_MS`` after one that is: webrtcvad calls most frames
-    of steady noise (a fan, a street) voiced, so the pause at the end of a question would never be heard.
+    ``NOISE_FLOOR_MS`` heard while the assistant was silent) and not within ``FLOOR_HANGOVER_MS`` after one
+    that is: webrtcvad calls most frames of steady noise (a fan, a street) voiced, so the pause at the end
+    of a question would never be heard.
     With a speech model, speech also starts once ``quick_voiced_ms`` are voiced within the window while the
     model has heard speech (``speech_probability`` or more) in every frame of the last ``quick_speech_ms``: a
     voice needs less webrtcvad evidence than a cough or a knock, which the model does not call speech.
@@ -265,7 +266,9 @@ class VoiceActivityDetector:
             voiced = (
                 (False, False)
                 if lost
-                else self._classify(pcm[2 * offset : 2 * (offset + self._frame_len)], levels[index])
+                else self._classify(
+                    pcm[2 * offset : 2 * (offset + self._frame_len)], levels[index], assistant_speaking
+                )
             )
             speech = self._speech(samples, assistant_speaking)
             frame = _Frame(self._next_sample, samples, voiced, speech)
@@ -299,9 +302,12 @@ class VoiceActivityDetector:
         power = np.square(audio.reshape(-1, self._frame_len), dtype=np.float64).sum(axis=1) / self._frame_len
         return pcm, [10.0 * math.log10(mean + 1e-12) for mean in power.tolist()]
 
-    def _classify(self, pcm: bytes, level: float) -> tuple[bool, bool]:
-        self._levels.append(level)
-        floor = min(self._levels)
+    def _classify(self, pcm: bytes, level: float, assistant_speaking: bool) -> tuple[bool, bool]:
+        # The floor is learnt while the assistant is silent: over a reply the echo canceller mutes the mic
+        # for a while at first and echo lifts it, neither of which is the room's noise.
+        if not assistant_speaking:
+            self._levels.append(level)
+        floor = min(self._levels, default=-math.inf)
         speech = {a: vad.is_speech(pcm, self.rate) for a, vad in self._vads.items()}
         return self._voiced(0, speech, level, floor), self._voiced(1, speech, level, floor)
 
