@@ -268,3 +268,36 @@ def test_a_page_read_late_in_a_burst_reaches_the_conversation_whole() -> None:
     assert talk.device_counters()["dropped_blocks"] == 0
     block = DeviceSettings().block_ms * ENGINE_RATE // 1000
     assert handled == list(range(block, frames * FRAME + 1, block))  # every sample, in order
+
+
+def test_what_the_page_says_while_the_driver_reopens_the_devices_reaches_the_reopened_mic() -> None:
+    """A loop stalled past the driver's mic watchdog reopens the devices; the page went on talking, and
+    its words (the start of a question, under load) were dropped until the reopen."""
+    clock = Clock()
+    audio = BrowserAudio(clock)
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    page = Page()
+    first: list[AudioBlock] = []
+    reopened: list[AudioBlock] = []
+
+    async def reopen() -> None:
+        await opened(audio, buffer, first)
+        for index in range(2):
+            audio.take_frame(page, speech(FRAME, index))
+        audio.close()
+        for index in range(2, 5):  # the driver waits before it opens the devices again
+            clock.now += 0.02
+            audio.take_frame(page, speech(FRAME, index))
+        audio.open_input(reopened.append)
+        for index in range(5, 7):
+            clock.now += 0.02
+            audio.take_frame(page, speech(FRAME, index))
+        audio.close()
+
+    asyncio.run(reopen())
+
+    assert [block.start for block in first] == [0]
+    assert [block.start for block in reopened] == [0, 3 * FRAME]  # a reopened stream counts from 0
+    said = np.concatenate([block.samples for block in reopened]) * 32768
+    assert np.allclose(said, np.frombuffer(b"".join(speech(FRAME, i) for i in range(2, 7)), "<i2"))
+    assert reopened[0].device_time == first[0].device_time + 2 * FRAME / ENGINE_RATE  # stamps run on

@@ -9,7 +9,8 @@ nobody, counted as heard as it goes, so typed input still gets its answer and it
 
 The page's 20 ms frames reach the driver gathered into blocks of the driver's ``block_ms``, as a sound
 device's do: the driver's backlog counts blocks, so 20 ms ones would halve how far a busy loop may
-fall behind before the user's words are dropped.
+fall behind before the user's words are dropped. While the driver reopens the devices (its mic
+watchdog fires when the loop itself stalled) the page's frames wait for the reopened mic.
 
 This is the device driver's audio input and output (``open_input`` / ``open_output``), so echo
 cancellation, VAD and barge-in work on the page's audio exactly as on a local microphone.
@@ -38,6 +39,7 @@ LATE_S = 0.2  # a loop that stalled longer skips the lost time instead of feedin
 MAX_FRAME_BYTES = 2 * ENGINE_RATE  # one second of audio in one frame is already far too much
 EPOCH_S = 1000.0  # page audio is stamped from here: a stamp of 0 means "no time" to the echo reference
 OFFSETS_KEPT = 50  # position reports whose median says where the page's speaker is, about a second
+KEPT_WHILE_CLOSED_S = 2.0  # the page's words kept while the driver reopens the devices (its backlog)
 BUSY = "audio.busy"  # the error code a second talking page gets
 
 
@@ -89,14 +91,16 @@ class BrowserAudio:
 
     def open_input(self, deliver: Callable[[AudioBlock], None]) -> PageMicrophone:
         self._deliver = deliver
+        self._mic_clock = 0  # a reopened stream counts from 0, as a sound device's: the driver places it
+        self._hand_on(deliver)  # what the talking page said while the driver reopened its devices
         self._idle = asyncio.get_running_loop().create_task(self._tick_while_idle())
         return PageMicrophone(self)
 
     def close(self) -> None:
+        """Stop the silent clock; the talking page's frames wait for the driver's next open_input."""
         if self._idle is not None:
             self._idle.cancel()
         self._idle = self._deliver = None
-        self._pending.clear()  # a reopened mic starts afresh, as a sound device's would
 
     def check(self) -> None:
         """Raise DeviceError if the silent clock died (a bug: it must never stop on its own)."""
@@ -129,12 +133,16 @@ class BrowserAudio:
                 return self._refuse(peer, now)
             self._claim(peer)
         self._last_frame = now
-        buffer, deliver, on_played = self._buffer, self._deliver, self._on_played
-        if buffer is None or deliver is None or on_played is None:
-            return None  # the devices are being reopened: this frame is lost, like a block in a glitch
         mic = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
         frames = len(mic)
         self._page_mic += frames
+        if not self._pending:
+            self._pending_stamp = EPOCH_S + (self._page_mic - frames) / ENGINE_RATE
+        self._pending.append(mic)
+        buffer, deliver, on_played = self._buffer, self._deliver, self._on_played
+        if buffer is None or deliver is None or on_played is None:
+            self._keep_while_closed()  # the driver is reopening the devices: the words wait for it
+            return None
         if self._fresh_report:  # the page reports just before the frame captured at the same moment
             self._offsets.append(self._page_mic - self._heard)
             self._fresh_report = False
@@ -143,9 +151,6 @@ class BrowserAudio:
         on_played(AudioBlock(reply, ENGINE_RATE, start, self._play_time(start - self._base)))
         self._sent += frames
         peer.send_audio((np.clip(reply, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
-        if not self._pending:
-            self._pending_stamp = EPOCH_S + (self._page_mic - frames) / ENGINE_RATE
-        self._pending.append(mic)
         if sum(len(pending) for pending in self._pending) >= self._block:
             self._hand_on(deliver)
         return None
@@ -181,6 +186,14 @@ class BrowserAudio:
         if self._deliver is not None:
             self._hand_on(self._deliver)  # its last words come before the silent clock's blocks
         self._pending.clear()
+
+    def _keep_while_closed(self) -> None:
+        """Keep the newest KEPT_WHILE_CLOSED_S of the page's frames (the page does not stop talking)."""
+        kept = sum(len(pending) for pending in self._pending)
+        while kept > KEPT_WHILE_CLOSED_S * ENGINE_RATE:
+            oldest = self._pending.pop(0)
+            kept -= len(oldest)
+            self._pending_stamp += len(oldest) / ENGINE_RATE
 
     def _hand_on(self, deliver: Callable[[AudioBlock], None]) -> None:
         """The holder's mic frames gathered so far, as one block of the driver's mic."""
