@@ -15,9 +15,9 @@ from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingT
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import DeviceConversation, DeviceSettings
+from voice.chat.driver import BACKLOG_S, DeviceConversation, DeviceSettings
 from voice.components import SpeechModels, make_engine
-from voice.kiosk.browser_audio import BUSY, RELEASE_S, BrowserAudio
+from voice.kiosk.browser_audio import BUSY, EPOCH_S, RELEASE_S, BrowserAudio
 from voice.runtime import Work
 
 FRAME = 320  # 20 ms, as the page sends
@@ -301,3 +301,27 @@ def test_what_the_page_says_while_the_driver_reopens_the_devices_reaches_the_reo
     said = np.concatenate([block.samples for block in reopened]) * 32768
     assert np.allclose(said, np.frombuffer(b"".join(speech(FRAME, i) for i in range(2, 7)), "<i2"))
     assert reopened[0].device_time == first[0].device_time + 2 * FRAME / ENGINE_RATE  # stamps run on
+
+
+def test_a_reopen_that_takes_long_keeps_the_newest_words_as_much_as_the_driver_backlog_holds() -> None:
+    audio = BrowserAudio(Clock())
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    page = Page()
+    reopened: list[AudioBlock] = []
+    frames = 150  # 3 s while the devices are closed
+
+    async def long_reopen() -> None:
+        await opened(audio, buffer, [])
+        audio.close()
+        for index in range(frames):
+            audio.take_frame(page, speech(FRAME, index))
+        audio.open_input(reopened.append)
+        audio.close()
+
+    asyncio.run(long_reopen())
+
+    kept = round(BACKLOG_S * ENGINE_RATE) // FRAME
+    assert [block.frames for block in reopened] == [kept * FRAME]
+    newest = b"".join(speech(FRAME, index) for index in range(frames - kept, frames))
+    assert np.allclose(reopened[0].samples * 32768, np.frombuffer(newest, "<i2"))
+    assert reopened[0].device_time == EPOCH_S + (frames - kept) * FRAME / ENGINE_RATE

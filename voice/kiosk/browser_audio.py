@@ -29,7 +29,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import DeviceSettings
+from voice.chat.driver import BACKLOG_S, DeviceSettings
 from voice.client_events import Failure
 from voice.errors import DeviceError
 
@@ -39,7 +39,6 @@ LATE_S = 0.2  # a loop that stalled longer skips the lost time instead of feedin
 MAX_FRAME_BYTES = 2 * ENGINE_RATE  # one second of audio in one frame is already far too much
 EPOCH_S = 1000.0  # page audio is stamped from here: a stamp of 0 means "no time" to the echo reference
 OFFSETS_KEPT = 50  # position reports whose median says where the page's speaker is, about a second
-KEPT_WHILE_CLOSED_S = 2.0  # the page's words kept while the driver reopens the devices (its backlog)
 BUSY = "audio.busy"  # the error code a second talking page gets
 
 
@@ -188,12 +187,11 @@ class BrowserAudio:
         self._pending.clear()
 
     def _keep_while_closed(self) -> None:
-        """Keep the newest KEPT_WHILE_CLOSED_S of the page's frames (the page does not stop talking)."""
+        """Keep the newest BACKLOG_S of the page's frames, as much as the driver's own backlog holds."""
         kept = sum(len(pending) for pending in self._pending)
-        while kept > KEPT_WHILE_CLOSED_S * ENGINE_RATE:
-            oldest = self._pending.pop(0)
-            kept -= len(oldest)
-            self._pending_stamp += len(oldest) / ENGINE_RATE
+        while kept > BACKLOG_S * ENGINE_RATE:
+            kept -= len(self._pending.pop(0))
+        self._pending_stamp = EPOCH_S + (self._page_mic - kept) / ENGINE_RATE
 
     def _hand_on(self, deliver: Callable[[AudioBlock], None]) -> None:
         """The holder's mic frames gathered so far, as one block of the driver's mic."""
