@@ -158,14 +158,14 @@ def measure() -> dict[str, Any]:
 
 
 def realtime_scenario(folder: Path, cues: list[tuple[str, float]], name: str) -> Path:
-    """A scenario of ``(wav, at_s)`` cues answered at once with REPLY, ending 2.5 s after the last word."""
+    """A scenario of ``(wav, at_s)`` cues answered at once with REPLY, ending 4 s after the last word."""
     fixtures = manifest()
     wav, at_s = cues[-1]
     data = {
         "version": 1,
         "llm": {"replies": [REPLY] * (3 * len(cues)), "first_delta_ms": 0, "delta_ms": 0},
         "user": [{"wav": str(AUDIO / wav), "at_s": at} for wav, at in cues],
-        "end_s": round(at_s + fixtures[wav]["end_s"] + 2.5, 2),
+        "end_s": round(at_s + fixtures[wav]["end_s"] + 4.0, 2),
     }
     path = folder / f"{name}.json"
     path.write_text(json.dumps(data), encoding="utf-8")
