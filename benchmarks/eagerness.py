@@ -204,7 +204,7 @@ def measure_realtime(runs: int) -> dict[str, Any]:
         work = Path(folder)
         for number in range(runs):
             for name, eagerness in chosen.items():
-                for wav in (*REALTIME_ALONE, "timer-pause.wav"):
+                for wav in (*REALTIME_ALONE, *(("timer-pause.wav",) if eagerness is auto else ())):
                     path = realtime_scenario(work, [(wav, 0.5)], f"{name}-{wav}-{number}")
                     rows, _ = realtime_run(path, work / f"out-{name}-{wav}-{number}", eagerness, models)
                     alone[name] += rows
