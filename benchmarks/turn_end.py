@@ -23,7 +23,23 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
 - ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
   fixtures, to see why a turn did or did not end early.
 
+``--unfamiliar`` measures instead on speech the project was not tuned on (benchmarks/unfamiliar_speech.py:
+piper and 24 espeak-ng voices, clean and under noise), through the same real VAD, whisper, Smart Turn
+and engine in virtual time:
+
+- ``whole_questions``: the share whose turn was judged finished at the short pause (the request went out
+  in the same block as Smart Turn's judgement), in all, per voice family, per condition, and over the
+  families a change was tuned on and the held-out ones; for the others, why not (``why_not``: Smart Turn
+  heard an unfinished turn, whisper wrote no sentence end, both, or the VAD never paused before the end),
+  with Smart Turn's probability and whisper's text at the last pause; ``ended_inside``: whole questions
+  ended at a pause inside them (the request went out 300 ms or more before the last word's end).
+- ``mid_sentence_pauses``: the questions said with a 0.40-0.50 s pause: how many had a request sent into
+  the pause (``ended_at_the_pause``, by whether the first part sounds finished), and with ``--room``
+  how many the user heard answered into it in the whole room under ``auto`` (``heard_in_auto``).
+- ``runs``: every run with each judged pause (ms after the speech's end, Smart Turn's p, whisper's text).
+
 Usage: python benchmarks/turn_end.py [--pause-s 0.45]
+       python benchmarks/turn_end.py --unfamiliar [--room] [--every N] [--against TREE]
 """
 
 from __future__ import annotations
@@ -40,7 +56,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from against import run_against, without_against
+from unfamiliar_speech import Said, corpus
 
+from voice.asr.port import Transcript
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
@@ -52,6 +71,8 @@ from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, UserText
 from voice.engine.engine import Engine
 from voice.engine.inputs import MicAudio
+from voice.engine.transcripts import ends_a_sentence
+from voice.engine.utterances import COMPLETE_ABOVE
 from voice.runtime import ActionRunner, Work
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -61,6 +82,7 @@ from voice.turn_end.smart_turn import SmartTurn
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 BLOCK = ENGINE_RATE // 50
+INSIDE_MS = -300  # a request this long before the last word's end came at a pause inside the question
 LEAD_S, TAIL_S = 0.5, 1.5
 SILENT_DBFS = -45.0  # quieter 10 ms frames are silence, as audio/manifest.json measures it
 
@@ -245,11 +267,14 @@ def room_run(case: Case, models: SpeechModels, folder: Path) -> dict[str, Any]:
 
 
 def heard_into_pause(
-    cases: list[Case], transcriber: WhisperTranscriber, synthesizer: Any, judge: TimedJudge
+    cases: list[Case],
+    transcriber: WhisperTranscriber,
+    synthesizer: Any,
+    judges: dict[str, TimedJudge | None],
 ) -> dict[str, Any]:
-    """Runs whose reply audio started before the user's last word, with the model and without."""
+    """Runs whose reply audio started before the user's last word, with each end-of-turn judge."""
     found: dict[str, Any] = {}
-    for label, end_of_turn in (("before", None), ("after", judge)):
+    for label, end_of_turn in judges.items():
         models = SpeechModels(transcriber, synthesizer, end_of_turn)
         heard, requests, discarded = [], 0, 0
         for case in cases:
@@ -263,6 +288,160 @@ def heard_into_pause(
                 heard.append(f"{case.name}: heard {report['turns'][0]['spoken']!r}")
         found[label] = {"count": len(heard), "requests": requests, "discarded": discarded, "runs": heard}
     return found
+
+
+class Noted:
+    """Whisper and Smart Turn in one run, noting in order what each said (a judgement follows its text)."""
+
+    def __init__(self, transcriber: WhisperTranscriber, model: SmartTurn) -> None:
+        self._transcriber = transcriber
+        self._model = model
+        self.said: list[tuple[str, Any]] = []
+
+    def transcribe(self, audio: AudioBlock, **options: Any) -> Transcript:
+        heard = self._transcriber.transcribe(audio, **options)
+        self.said.append(("whisper", heard.text))
+        return heard
+
+    def probability_complete(self, audio: AudioBlock) -> float:
+        probability = self._model.probability_complete(audio)
+        self.said.append(("smart_turn", (len(audio.samples), probability)))
+        return probability
+
+    def judgements(self, speech_end: int) -> list[dict[str, Any]]:
+        """Each judged pause: where it was (ms after the speech's end), Smart Turn's p, whisper's text."""
+        found, text = [], ""
+        for who, what in self.said:
+            if who == "whisper":
+                text = what
+            else:
+                length, probability = what
+                at_ms = round((length - speech_end) * 1000 / ENGINE_RATE)
+                found.append({"at_ms": at_ms, "p": round(probability, 3), "whisper": text})
+        return found
+
+
+def judged_run(said: Said, transcriber: WhisperTranscriber, model: SmartTurn) -> dict[str, Any]:
+    """``said`` through the VAD, whisper, Smart Turn and engine until the first request goes out."""
+    noted = Noted(transcriber, model)
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    requests = Requests()
+    runner = ActionRunner(
+        engine,
+        noted,
+        NoVoice(),
+        requests,
+        Work(threaded=False),
+        PlaybackBuffer(ENGINE_RATE),
+        end_of_turn=noted,
+    )
+    sent, early = None, False
+    for start in range(0, len(said.signal) - BLOCK + 1, BLOCK):
+        judged_before = sum(who == "smart_turn" for who, _ in noted.said)
+        runner.feed(MicAudio(AudioBlock(said.signal[start : start + BLOCK], ENGINE_RATE, start)))
+        if requests.sent:
+            sent = start + BLOCK
+            # ended at the pause: the request went out on the judgement, not on the VAD's long silence
+            early = sum(who == "smart_turn" for who, _ in noted.said) > judged_before
+            break
+    judgements = noted.judgements(said.speech_end)
+    last = judgements[-1] if judgements else None
+    why_not = None
+    if not early:
+        if last is None:  # else the last judgement was of the final pause: speech after it is judged again
+            why_not = "the VAD never paused"
+        else:
+            unfinished, no_stop = last["p"] <= COMPLETE_ABOVE, not ends_a_sentence(last["whisper"])
+            why_not = "both" if unfinished and no_stop else "smart_turn" if unfinished else "whisper"
+    return {
+        "name": said.name,
+        "family": said.family,
+        "condition": said.condition,
+        "held_out": said.held_out,
+        "first_part_sounds_finished": said.first_part_sounds_finished,
+        "early": early,
+        "into_pause": sent is not None and sent < said.speech_end,
+        "sent_ms_after_speech": None
+        if sent is None
+        else round((sent - said.speech_end) * 1000 / ENGINE_RATE),
+        "why_not": why_not,
+        "judgements": judgements,
+    }
+
+
+def share(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    early = sum(run["early"] for run in runs)
+    return {"early": early, "of": len(runs), "share": round(early / len(runs), 3) if runs else None}
+
+
+def by(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    return {
+        str(value): share([r for r in runs if r[key] == value]) for value in sorted({r[key] for r in runs})
+    }
+
+
+def unfamiliar(every: int, room: bool) -> dict[str, Any]:
+    """The share of whole questions ended at the short pause, and pauses ended or answered into."""
+    said = corpus()[::every]
+    transcriber, model = WhisperTranscriber(), SmartTurn()
+    paused = [s for s in said if s.pause_after is not None]
+    runs = []
+    for index, one in enumerate(said):
+        print(f"{index + 1}/{len(said)} {one.name}", file=sys.stderr)
+        runs.append(judged_run(one, transcriber, model))
+    whole_runs = [r for r, s in zip(runs, said, strict=True) if s.pause_after is None]
+    paused_runs = [r for r, s in zip(runs, said, strict=True) if s.pause_after is not None]
+    not_early = [r for r in whole_runs if not r["early"]]
+    result: dict[str, Any] = {
+        "whole_questions": {
+            "all": share(whole_runs),
+            "tuned_on": share([r for r in whole_runs if not r["held_out"]]),
+            "held_out": share([r for r in whole_runs if r["held_out"]]),
+            "per_family": by(whole_runs, "family"),
+            "per_condition": by(whole_runs, "condition"),
+            "ended_inside": [
+                r["name"] for r in whole_runs if r["early"] and r["sent_ms_after_speech"] < INSIDE_MS
+            ],
+            "why_not": {
+                why: sum(r["why_not"] == why for r in not_early)
+                for why in sorted({r["why_not"] for r in not_early})
+            },
+            "not_ended_at_the_pause": [
+                {
+                    "name": r["name"],
+                    "why_not": r["why_not"],
+                    "sent_ms_after_speech": r["sent_ms_after_speech"],
+                    "last_judgement": (r["judgements"] or [None])[-1],
+                }
+                for r in not_early
+            ],
+        },
+        "mid_sentence_pauses": {
+            "runs": len(paused_runs),
+            "ended_at_the_pause": {
+                label: sum(
+                    r["into_pause"]
+                    for r, s in zip(paused_runs, paused, strict=True)
+                    if s.first_part_sounds_finished is finished
+                )
+                for label, finished in (
+                    ("first_part_sounds_finished", True),
+                    ("first_part_unfinished", False),
+                )
+            },
+            "ended_into_the_pause": [
+                {"name": r["name"], "judgements": r["judgements"]} for r in paused_runs if r["into_pause"]
+            ],
+        },
+    }
+    result["runs"] = runs
+    if room:
+        cases = [Case(s.name, s.signal, s.speech_end) for s in paused]
+        judge = TimedJudge(model)
+        result["mid_sentence_pauses"]["heard_in_auto"] = heard_into_pause(
+            cases, transcriber, PiperSynthesizer(), {"auto": judge}
+        )["auto"]
+    return result
 
 
 def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartTurn) -> list[dict[str, Any]]:
@@ -290,7 +469,21 @@ def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartT
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pause-s", type=float, default=0.45, help="the pause put between two words")
+    parser.add_argument("--unfamiliar", action="store_true", help="measure on unfamiliar_speech.py's corpus")
+    parser.add_argument("--room", action="store_true", help="with --unfamiliar: pauses in the room too")
+    parser.add_argument("--every", type=int, default=1, help="with --unfamiliar: every Nth utterance")
+    parser.add_argument("--against", type=Path, help="with --unfamiliar: another tree to run first")
     args = parser.parse_args()
+    if args.unfamiliar:
+        before = None
+        if args.against is not None:
+            before = run_against(args.against, __file__, without_against(sys.argv[1:]))
+        after = unfamiliar(args.every, args.room)
+        found = (
+            after if before is None else {"before_tree": str(args.against), "before": before, "after": after}
+        )
+        print(json.dumps(found, indent=2))
+        return
 
     manifest = json.loads((AUDIO / "manifest.json").read_text())
     speech = [f for f in manifest["fixtures"] if f["kind"] == "speech"]
@@ -299,14 +492,15 @@ def main() -> None:
     judge = TimedJudge(model)
     recorded = recorded_cases(speech)
     paused = paused_cases(speech, transcriber, args.pause_s)
+    both: dict[str, TimedJudge | None] = {"before": None, "after": judge}
     synthesizer = PiperSynthesizer()
     result = {
         "recorded_fixtures": compare(recorded, transcriber, judge),
         f"with_a_{args.pause_s}_s_pause_between_two_words": compare(paused, transcriber, judge),
         "heard_into_pause": {
-            "recorded_fixtures": heard_into_pause(recorded, transcriber, synthesizer, judge),
+            "recorded_fixtures": heard_into_pause(recorded, transcriber, synthesizer, both),
             f"with_a_{args.pause_s}_s_pause_between_two_words": heard_into_pause(
-                paused, transcriber, synthesizer, judge
+                paused, transcriber, synthesizer, both
             ),
         },
         "cost_ms": {

@@ -1,11 +1,15 @@
-"""How sure the end-of-turn model must be before a pause ends the turn: finished more likely than not."""
+"""How sure the end-of-turn model must be before a pause ends a short turn: finished more likely than not.
+
+A short lead-in that sounds finished ("Set a timer.") is where the model decides; a whole sentence of
+several words ends the turn on whisper's word alone (test_turn_end.py).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.engine.test_engine import QUESTION, Room
-from tests.engine.test_turn_end import paused
+from tests.engine.test_engine import Room
+from tests.engine.test_turn_end import LEAD_IN, paused
 from voice.engine.actions import SendRequest
 from voice.engine.engine import Phase
 from voice.engine.inputs import TranscriptReady, TurnEndJudged
@@ -15,7 +19,7 @@ from voice.engine.inputs import TranscriptReady, TurnEndJudged
 def test_a_pause_the_model_is_unsure_of_waits_for_the_long_silence(probability: float) -> None:
     room = Room()
     paused(room)
-    room.engine.handle(TranscriptReady(1, QUESTION))
+    room.engine.handle(TranscriptReady(1, LEAD_IN))
 
     assert room.engine.handle(TurnEndJudged(1, probability)) == []
     assert room.engine.phase is Phase.USER_SPEAKING
@@ -25,7 +29,7 @@ def test_a_pause_the_model_is_unsure_of_waits_for_the_long_silence(probability: 
 def test_a_pause_the_model_calls_more_likely_finished_is_answered(probability: float) -> None:
     room = Room()
     paused(room)
-    room.engine.handle(TranscriptReady(1, QUESTION))
+    room.engine.handle(TranscriptReady(1, LEAD_IN))
 
     actions = room.engine.handle(TurnEndJudged(1, probability))
 

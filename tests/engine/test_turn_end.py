@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from tests.test_runtime import EvenSynthesizer, RecordingThinker
+from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
@@ -25,6 +26,7 @@ from voice.audio.vad import (
     VoiceStarted,
 )
 from voice.audio.wav import read_wav
+from voice.cancel import CancelToken
 from voice.client_events import Failure, InputTranscript, SpeechStopped, StateChanged, StreamEvent
 from voice.conversation.items import UserText
 from voice.engine.actions import (
@@ -48,6 +50,7 @@ from voice.turn_end.port import EndOfTurn
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 COMPLETE, NOT_YET = 0.9, 0.1
+LEAD_IN = "Set a timer."  # sounds finished, and is often said before a pause: the model decides
 
 
 def paused(room: Room) -> AudioBlock:
@@ -88,7 +91,7 @@ def test_the_judgement_may_come_before_the_transcript() -> None:
 def test_a_pause_the_model_calls_unfinished_waits_for_the_long_silence() -> None:
     room = Room()
     utterance = paused(room)
-    room.engine.handle(TranscriptReady(1, QUESTION))
+    room.engine.handle(TranscriptReady(1, LEAD_IN))
 
     assert room.engine.handle(TurnEndJudged(1, NOT_YET)) == []
     assert room.engine.phase is Phase.USER_SPEAKING
@@ -96,6 +99,72 @@ def test_a_pause_the_model_calls_unfinished_waits_for_the_long_silence() -> None
     actions = room.tick(VoiceEnded(BLOCK, utterance))
     assert [type(a) for a in actions] == [SendRequest]
     assert room.vad.utterances_ended == 0
+
+
+def test_a_whole_question_is_answered_at_the_short_pause_though_the_model_hears_it_unfinished() -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, QUESTION))
+
+    actions = room.engine.handle(TurnEndJudged(1, NOT_YET))
+
+    assert [type(a) for a in actions] == [SendRequest, PausePlayback]  # the hold still guards the pause
+    assert room.engine.phase is Phase.HOLDING
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you tell me?",
+        "Can you turn the lights and",
+        "What is the weather like in the.",
+        "What's the weather? In time?",  # the last sentence is a scrap
+    ],
+)
+def test_a_lead_in_or_a_sentence_left_hanging_waits_when_the_model_hears_it_unfinished(text: str) -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, text))
+
+    assert room.engine.handle(TurnEndJudged(1, NOT_YET)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+
+def test_a_long_utterance_whisper_left_unpunctuated_is_answered_when_the_model_is_sure() -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, "who wrote the novel middle mark"))
+
+    actions = room.engine.handle(TurnEndJudged(1, 0.95))
+
+    assert [type(a) for a in actions] == [SendRequest, PausePlayback]
+    assert room.engine.phase is Phase.HOLDING
+
+
+@pytest.mark.parametrize(
+    ("text", "probability"),
+    [
+        ("who wrote the novel middle mark", 0.7),  # the model only leans to finished
+        ("I was wondering what time it is in...", 0.95),  # trails off
+        ("Set a timer", 0.95),  # short: the model alone is not enough
+        ("Tell me a short story of", 0.95),  # ends on a preposition
+    ],
+)
+def test_unpunctuated_words_wait_unless_long_and_the_model_sure(text: str, probability: float) -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, text))
+
+    assert room.engine.handle(TurnEndJudged(1, probability)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
+
+
+def test_a_whole_question_is_not_answered_at_the_pause_before_the_model_has_judged_it() -> None:
+    room = Room()
+    paused(room)
+
+    assert room.engine.handle(TranscriptReady(1, QUESTION)) == []
+    assert room.engine.phase is Phase.USER_SPEAKING
 
 
 def test_words_that_trail_off_are_not_answered_even_if_the_model_calls_them_finished() -> None:
@@ -135,14 +204,31 @@ class BrokenEndOfTurn:
         raise RuntimeError("model file unreadable")
 
 
-def answered_after_s(end_of_turn: EndOfTurn | None) -> tuple[float, list[StreamEvent]]:
-    """The recorded question through the real VAD: how soon after its end (as the stream tells it, once
-    certain) the LLM is asked; the stream."""
+class Hears:
+    """Whisper as a stand-in that hears ``text`` in every utterance."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def transcribe(
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
+    ) -> Transcript:
+        return Transcript(self.text)
+
+
+def answered_after_s(end_of_turn: EndOfTurn | None, heard: str = QUESTION) -> tuple[float, list[StreamEvent]]:
+    """The recorded question through the real VAD, whisper hearing ``heard``: how soon after its end (as
+    the stream tells it, once certain) the LLM is asked; the stream."""
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     thinker = RecordingThinker()
     runner = ActionRunner(
         engine,
-        OneAnswerTranscriber(),
+        Hears(heard),
         EvenSynthesizer(),
         thinker,
         Work(threaded=False),
@@ -172,12 +258,13 @@ def answered_after_s(end_of_turn: EndOfTurn | None) -> tuple[float, list[StreamE
 def test_a_judged_finished_turn_is_answered_400_ms_sooner_than_by_silence() -> None:
     judge = FixedEndOfTurn(COMPLETE)
     early, _ = answered_after_s(judge)
-    late, _ = answered_after_s(FixedEndOfTurn(NOT_YET))
+    whole_question, _ = answered_after_s(FixedEndOfTurn(NOT_YET))
+    lead_in, _ = answered_after_s(FixedEndOfTurn(NOT_YET), heard=LEAD_IN)
     silence_only, _ = answered_after_s(None)
 
     assert judge.asked == 1
-    assert early == pytest.approx(DEFAULT_QUIET.speculate_ms / 1000, abs=0.02)
-    assert late == silence_only == pytest.approx(DEFAULT_QUIET.end_silence_ms / 1000, abs=0.02)
+    assert early == whole_question == pytest.approx(DEFAULT_QUIET.speculate_ms / 1000, abs=0.02)
+    assert lead_in == silence_only == pytest.approx(DEFAULT_QUIET.end_silence_ms / 1000, abs=0.02)
 
 
 def test_a_broken_model_is_reported_and_silence_ends_the_turn() -> None:

@@ -7,6 +7,8 @@ import re
 _NON_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[coughing]", "(knocking)"
 _WORD = re.compile(r"[a-z0-9']+")
 _SENTENCE_END = re.compile(r"(?<![.])[.?!][\"')\]]*\s*$")  # "I was wondering..." trails off: not an end
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
+_TRAILING = re.compile(r"(\.\.|\u2026|[,;:\-\u2013\u2014])[\"')\]]*\s*$")  # "I was wondering...", "then,"
 # Consonant spellings that sound alike, folded before comparing (in order); vowels are kept, since
 # short words that differ only in a vowel ("wait", "wet") are different words to a listener.
 _SOUNDS = (("ph", "f"), ("ck", "k"), ("wh", "w"), ("q", "k"), ("x", "ks"), ("z", "s"))
@@ -21,6 +23,15 @@ FRAGMENT_WORDS = 3  # whisper turns a cut-off scrap of echo into a few words, of
 ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words just before the pause
 FRAGMENT_S = 0.3  # voiced for less than this over the reply, it is a scrap of leaked echo
 MAX_WORDS_PER_S = 8.0  # faster than anyone speaks: whisper guessing words into a scrap of sound
+WHOLE_SENTENCE_WORDS = 5  # lead-ins before a pause ("Set a timer", "I was wondering") are shorter
+# Articles, conjunctions and possessives leave a sentence hanging, whatever whisper's full stop says.
+_HANGING_WORDS = frozenset(
+    {"a", "an", "the", "and", "or", "but", "because", "if", "my", "your", "our", "their"}
+)
+# A question may end on one of these ("Where are you from?"), but only whisper's full stop says so.
+_PREPOSITIONS = frozenset(
+    {"of", "to", "for", "with", "about", "in", "on", "at", "from", "by", "into", "like", "than", "as"}
+)
 
 
 def spoken_words(text: str) -> list[str]:
@@ -36,6 +47,17 @@ def is_meaningful(text: str) -> bool:
 def ends_a_sentence(text: str) -> bool:
     """True if whisper punctuated the transcript as a finished sentence (".", "?" or "!", not "...")."""
     return bool(_SENTENCE_END.search(text))
+
+
+def is_sentence_long(text: str) -> bool:
+    """True if the transcript's last sentence has at least WHOLE_SENTENCE_WORDS words and neither trails
+    off ("...", ",") nor ends on a word no sentence ends with ("the", "and", "my"), nor, without whisper's
+    full stop, on a preposition ("Tell me a short story of"); lead-ins ("Could you tell me") are shorter,
+    and so is a scrap after a sentence ("What's the weather? In time?")."""
+    words = spoken_words(_SENTENCE_BREAK.split(text.strip())[-1])
+    hanging = _HANGING_WORDS if ends_a_sentence(text) else _HANGING_WORDS | _PREPOSITIONS
+    ends_open = not words or words[-1] in hanging or bool(_TRAILING.search(text))
+    return len(words) >= WHOLE_SENTENCE_WORDS and not ends_open
 
 
 def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:

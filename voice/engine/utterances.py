@@ -5,9 +5,10 @@ sure the turn ended; if it ends at that very sample, the early transcript is the
 reply starts without waiting for ASR. Speech past the pause drops the early offer.
 
 At the same pause the end-of-turn model may be asked to judge the whole utterance so far (the turn up
-to the pause): if it hears a finished turn and whisper a finished sentence, the turn ends there, without
-waiting out the long silence. A pause judged unfinished keeps the utterance open: the next pause offers
-it again, longer, and the long silence stays the fallback.
+to the pause): if it hears a finished turn and whisper a finished sentence, or the utterance is long and
+one of them is sure (``finished``), the turn ends there, without waiting out the long silence. A pause
+judged unfinished keeps the utterance open: the next pause offers it again, longer, and the long silence
+stays the fallback.
 """
 
 from __future__ import annotations
@@ -17,11 +18,27 @@ from dataclasses import dataclass
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
 from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
-from voice.engine.transcripts import ends_a_sentence
+from voice.engine.transcripts import ends_a_sentence, is_sentence_long
 from voice.errors import ProtocolError
 
 TranscriptOutcome = TranscriptReady | TranscriptFailed
 COMPLETE_ABOVE = 0.5  # an end-of-turn probability above this reads as "the user has finished"
+SURE_ABOVE = 0.9  # above this the model is sure enough to end a long utterance whisper left unpunctuated
+
+
+def finished(probability: float, text: str) -> bool:
+    """Whether a pause ends the turn, from the end-of-turn model's ``probability`` and whisper's ``text``.
+
+    A short utterance needs both to agree: the model hears "I was wondering" as finished, whisper writes
+    "Set a timer." before the user goes on. A long one (is_sentence_long) needs one sure sign: the model
+    hears many whole questions in voices it was not trained on as unfinished (espeak-ng's: p 0.01-0.3
+    where whisper wrote the question word for word), and whisper leaves out the full stop of words it
+    is unsure of ("who wrote the novel middle mark").
+    """
+    punctuated = ends_a_sentence(text)
+    if probability > COMPLETE_ABOVE and punctuated:
+        return True
+    return is_sentence_long(text) and (punctuated or probability > SURE_ABOVE)
 
 
 @dataclass
@@ -39,7 +56,7 @@ class _Offer:
     transcription: int
     voiced_end: int
     audio: AudioBlock
-    probability: float = 0.0  # the end-of-turn model's: above COMPLETE_ABOVE it heard a finished turn
+    probability: float | None = None  # the end-of-turn model's, once judged: above COMPLETE_ABOVE, finished
 
 
 class Utterances:
@@ -83,16 +100,16 @@ class Utterances:
 
     def finished_at_pause(self) -> tuple[Utterance, AudioBlock, str, float] | None:
         """(the utterance up to its voiced end, its audio, its transcript, the model's probability) at the
-        pause, if the model heard a finished turn and whisper a whole sentence.
-
-        Both are asked because each misreads some pauses (the model hears "I was wondering" as complete;
-        whisper writes "I was wondering..."); otherwise the VAD's long silence decides, as without a model.
-        """
+        pause, if the model's judgement and whisper's transcript call the turn finished (``finished``);
+        otherwise the VAD's long silence decides, as without a model."""
         offer = self._speculation
-        if self.open is None or offer is None or offer.probability <= COMPLETE_ABOVE:
+        # not judged (yet, or without a model: the long silence decides)
+        if self.open is None or offer is None or offer.probability is None:
             return None
         early = self._early.get(offer.transcription)
-        if not isinstance(early, TranscriptReady) or not ends_a_sentence(early.text):
+        if not isinstance(early, TranscriptReady):
+            return None
+        if not finished(offer.probability, early.text):
             return None
         return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
 
