@@ -6,8 +6,9 @@ from the event stream and timed calls (benchmarks/voice_parts.py says how): ``sc
 there at once) and ``embedded`` (the demo conversation, three runs, SmolLM2). ``--against TREE`` runs it
 on that tree first, side by side; ``--eagerness`` sets this tree's.
 
-Usage: python benchmarks/voice_to_voice_parts.py [--against TREE [--rounds N]] [--embedded-only]
-[--eagerness E]   (about 2 minutes on 2 cores, twice with --against; also ``barge_in.py --voice-to-voice``)
+Usage: python benchmarks/voice_to_voice_parts.py [--against TREE [--rounds N]] [--embedded-only |
+--scripted-only] [--eagerness E]   (about 2 minutes on 2 cores, twice with --against; also
+``barge_in.py --voice-to-voice``)
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def voice_to_voice_parts(
     started: float,
     eagerness: str | None = None,
     embedded_only: bool = False,
+    scripted_only: bool = False,
 ) -> dict[str, Any]:
     """Voice-to-voice medians over real-time runs, scripted LLM at once and embedded, split into steps."""
     variants = work / "at-once-scenarios"
@@ -111,8 +113,13 @@ def voice_to_voice_parts(
                     **eagerness_kwargs(eagerness),
                 )
             scripted += parts_rows(report, out, timers, run_started, scenario=name, run=number)
-    embedded_config = resolve_llm_config(None, None, None, {})
     embedded: list[dict[str, Any]] = []
+    if scripted_only:
+        return {
+            "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
+            "embedded": embedded_medians(embedded),
+        }
+    embedded_config = resolve_llm_config(None, None, None, {})
     progress("voice to voice, embedded LLM: starting the llama.cpp server", started)
     with EmbeddedServer(embedded_config.gguf, model=embedded_config.model) as server:
         served = LlmConfig(url=server.url, model=server.model)
@@ -150,12 +157,13 @@ def embedded_medians(turns: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def voice_to_voice_only(
-    work: Path, eagerness: str | None = None, embedded_only: bool = False
+    work: Path, eagerness: str | None = None, embedded_only: bool = False, scripted_only: bool = False
 ) -> dict[str, Any]:
     started = time.monotonic()
     load_before = os.getloadavg()[0]
     progress("loading the speech models", started)
-    result = voice_to_voice_parts(load_speech_models(), work, started, eagerness, embedded_only)
+    models = load_speech_models()
+    result = voice_to_voice_parts(models, work, started, eagerness, embedded_only, scripted_only)
     result["load_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     return result
 
@@ -200,6 +208,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--against", type=Path, help="another tree to run first, side by side")
     parser.add_argument("--embedded-only", action="store_true", help="only the embedded LLM's runs")
+    parser.add_argument("--scripted-only", action="store_true", help="only the scripted LLM's runs")
     parser.add_argument(
         "--rounds",
         type=int,
@@ -212,13 +221,15 @@ def main(argv: list[str]) -> int:
         help="this tree's eagerness (the --against tree runs as it is)",
     )
     args = parser.parse_args(argv)
-    others = ["--embedded-only"] if args.embedded_only else []
+    others = ["--embedded-only"] if args.embedded_only else ["--scripted-only"] if args.scripted_only else []
     befores, afters = [], []
     for _ in range(args.rounds):
         if args.against is not None:  # the other tree runs as it is, without this tree's eagerness
             befores.append(run_against(args.against, __file__, others))
         with tempfile.TemporaryDirectory(prefix="voice-to-voice-") as folder:
-            afters.append(voice_to_voice_only(Path(folder), args.eagerness, args.embedded_only))
+            afters.append(
+                voice_to_voice_only(Path(folder), args.eagerness, args.embedded_only, args.scripted_only)
+            )
     after = merged_rounds(afters)
     result = after if not befores else side_by_side(merged_rounds(befores), after, str(args.against))
     print(json.dumps(result, indent=2))

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.speech_probability import SileroSpeech
-from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
+from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
-from voice.engine.hold import Eagerness, Hold
+from voice.engine.hold import HIGH_PAUSE_MS, Eagerness, Hold
 from voice.errors import ConfigError
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
 from voice.models import resolve
@@ -77,8 +77,15 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
 def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:
     """An engine listening with the default quiet and barge-in VAD settings and Silero's ear for a voice,
     answering a turn that sounds finished at a short pause as ``eagerness`` says."""
-    vad = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN, speech_model=SileroSpeech())
+    vad = VoiceActivityDetector(quiet_vad(eagerness), DEFAULT_BARGE_IN, speech_model=SileroSpeech())
     return Engine(vad, conversation, hold=Hold(eagerness))
+
+
+def quiet_vad(eagerness: Eagerness) -> VadSettings:
+    """The VAD's settings while nothing plays: ``high`` offers the turn to whisper and Smart Turn sooner."""
+    return (
+        replace(DEFAULT_QUIET, speculate_ms=HIGH_PAUSE_MS) if eagerness is Eagerness.HIGH else DEFAULT_QUIET
+    )
 
 
 def context_budget(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from tests.asr.test_whisper import words_wrong
 from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, window_frames
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.wav import read_wav
 from voice.tts.piper_voice import PiperSynthesizer
 
 
@@ -47,3 +50,18 @@ def test_the_cut_window_hears_what_the_full_window_hears(synthesizer: PiperSynth
 
         assert words_wrong(said, heard) <= words_wrong(said, full.transcribe(audio).text), heard
         assert words_wrong(said, heard) <= 1, heard
+
+
+# What ASR was handed in benchmarks/echo_sweep.py's cell (echo delay 300 ms, gain 0 dB, no noise): the user
+# saying "Sorry, I meant on Sunday." over the fox story, after the linear echo canceller.
+OVER_ECHO = Path(__file__).parent / "recorded" / "sorry-sunday-over-echo.wav"
+
+
+@pytest.mark.models
+def test_a_cut_in_over_the_replys_echo_is_heard_on_the_cut_window() -> None:
+    transcriber = WhisperTranscriber(WhisperSettings(short_window=True))
+    audio = read_wav(OVER_ECHO)
+
+    heard = transcriber.transcribe(audio, over_reply=True).text
+
+    assert words_wrong("Sorry, I meant on Sunday.", heard) == 0, heard

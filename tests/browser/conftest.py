@@ -107,13 +107,16 @@ class Watcher:
                 if isinstance(message, str):
                     self.events.append(json.loads(message))
 
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [event for event in list(self.events) if event["type"] == kind]
+    def of(self, *kinds: str) -> list[dict[str, Any]]:
+        return [event for event in list(self.events) if event["type"] in kinds]
 
-    def wait_for(self, kind: str, test: Callable[[dict[str, Any]], bool] = bool) -> dict[str, Any]:
+    def wait_for(
+        self, kind: str | tuple[str, ...], test: Callable[[dict[str, Any]], bool] = bool
+    ) -> dict[str, Any]:
+        """The first event of ``kind`` (or of any of several kinds) that passes ``test``."""
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline and self._thread.is_alive():
-            found = [event for event in self.of(kind) if test(event)]
+            found = [event for event in self.of(*((kind,) if isinstance(kind, str) else kind)) if test(event)]
             if found:
                 return found[0]
             time.sleep(0.05)

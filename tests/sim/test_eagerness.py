@@ -12,7 +12,7 @@ import pytest
 from tests.sim.conftest import AUDIO
 from voice.audio.vad import DEFAULT_QUIET
 from voice.components import SpeechModels
-from voice.engine.hold import START_MS, Eagerness
+from voice.engine.hold import HIGH_PAUSE_MS, SHORTEST_MS, START_MS, Eagerness
 from voice.errors import ConfigError
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -54,6 +54,18 @@ def test_high_answers_into_the_pause_is_cut_and_the_words_merge(
 
 
 @pytest.mark.models
+def test_high_answers_a_finished_question_sooner_than_the_usual_200_ms_pause(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    report = run("auto-never-pauses", tmp_path, speech_models, eagerness=Eagerness.HIGH)
+    delays = reply_delays_ms(report)
+
+    assert len(delays) == 6
+    assert not any(turn["interrupted"] for turn in report["turns"])
+    assert all(HIGH_PAUSE_MS <= delay < 200 for delay in delays)  # the pause, a block and the reply
+
+
+@pytest.mark.models
 def test_auto_does_not_answer_into_the_pause(speech_models: SpeechModels, tmp_path: Path) -> None:
     report = run("auto", tmp_path, speech_models)
     (turn,) = report["turns"]
@@ -70,6 +82,55 @@ def test_auto_does_not_answer_into_the_pause(speech_models: SpeechModels, tmp_pa
     assert change["was_ms"] == START_MS
     assert change["hold_ms"] > START_MS
     assert turn["audio_start_s"] >= speech["end_s"] + change["hold_ms"] / 1000
+
+
+def reply_delays_ms(report: dict[str, Any]) -> list[float]:
+    """Per turn: from the end of the user's speech it answers to its first reply audio."""
+    ends = [speech["end_s"] for speech in report["user_speech"]]
+    return [
+        (turn["audio_start_s"] - max(end for end in ends if end < turn["audio_start_s"])) * 1000
+        for turn in report["turns"]
+    ]
+
+
+@pytest.mark.models
+def test_auto_shortens_the_hold_for_a_speaker_who_never_pauses(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    report = run("auto-never-pauses", tmp_path, speech_models)
+    holds = [line["hold_ms"] for line in hold_lines(tmp_path)]
+    delays = reply_delays_ms(report)
+
+    assert len(report["turns"]) == len(report["user_speech"]) == 6  # one answer per question
+    assert not any(turn["interrupted"] for turn in report["turns"])
+    assert not report.get("discarded_requests")
+    assert holds == sorted(holds, reverse=True)  # down at every turn
+    assert len(set(holds)) == len(holds)
+    assert holds[0] < START_MS
+    assert SHORTEST_MS <= holds[-1] < START_MS - 150
+    assert delays[0] >= START_MS  # the first answer waits out the starting hold
+    assert delays[-1] >= holds[-1]  # never before the hold in effect
+    assert delays[-1] < delays[0] - 150  # and the user hears it sooner
+
+
+@pytest.mark.models
+def test_auto_lengthens_the_hold_for_a_speaker_who_pauses_and_never_answers_into_it(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    report = run("auto-pauses", tmp_path, speech_models)
+    changes = hold_lines(tmp_path)
+    texts = [turn["request"][-1]["text"] for turn in report["turns"]]
+
+    assert len(report["turns"]) == len(report["user_speech"]) == 5
+    assert not any(turn["interrupted"] for turn in report["turns"])  # no answer played into a pause
+    assert "minutes" in texts[0]  # whole sentences
+    assert "minutes" in texts[-1]
+    assert "Friday" in texts[2]
+    grew = [change for change in changes if change["hold_ms"] > change["was_ms"]]
+    assert len(grew) == 2  # each "Set a timer ..." pause the user went on from
+    assert grew[0]["was_ms"] == START_MS
+    assert all(change["hold_ms"] > 510 + 60 for change in grew)  # well past the fixture's 0.51 s pause
+    assert all(delay >= START_MS for delay in reply_delays_ms(report))
 
 
 @pytest.mark.models

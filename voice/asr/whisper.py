@@ -93,14 +93,14 @@ class WhisperTranscriber:
     ) -> Transcript:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
 
-        Over echo the full window is decoded: the cut one misheard more users cutting in over a reply.
+        Over echo the cut window decodes with timestamps: without them it misheard users cutting in.
         """
         require_engine_audio(audio, "whisper")
         if audio.frames == 0:
             return Transcript("")
         try:
-            if self._short is not None and not word_timings and not over_reply:
-                text = self._short.decode(audio.samples)
+            if self._short is not None and not word_timings:
+                text = self._short.decode(audio.samples, timestamps=over_reply)
                 if text is not None:
                     return Transcript(text)
             segments, _info = self._model.transcribe(

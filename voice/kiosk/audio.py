@@ -55,6 +55,6 @@ def audio_setup(
     canceller = default_echo_canceller() if echo_cancel else None
     models = load_speech_models(speech)
     if mode == "websocket":
-        browser = BrowserAudio()
+        browser = BrowserAudio(block_ms=devices.block_ms)
         return AudioSetup(mode, models, canceller, devices, browser.open_input, browser.open_output, browser)
     return AudioSetup(mode, models, canceller, devices)

@@ -7,6 +7,11 @@ far its speaker got (``playback.position``, its own output latency already taken
 counts as heard. While no page talks, a timer feeds silence at real time and the reply plays to
 nobody, counted as heard as it goes, so typed input still gets its answer and its captions.
 
+The page's 20 ms frames reach the driver gathered into blocks of the driver's ``block_ms``, as a sound
+device's do: the driver's backlog counts blocks, so 20 ms ones would halve how far a busy loop may
+fall behind before the user's words are dropped. While the driver reopens the devices (its mic
+watchdog fires when the loop itself stalled) the page's frames wait for the reopened mic.
+
 This is the device driver's audio input and output (``open_input`` / ``open_output``), so echo
 cancellation, VAD and barge-in work on the page's audio exactly as on a local microphone.
 """
@@ -24,6 +29,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
+from voice.chat.driver import BACKLOG_S, DeviceSettings
 from voice.client_events import Failure
 from voice.errors import DeviceError
 
@@ -49,8 +55,13 @@ class BrowserAudio:
     ``playback.position`` and :meth:`peer_left` when a connection closes, all on the event loop.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, block_ms: int = DeviceSettings.block_ms
+    ) -> None:
         self._clock = clock
+        self._block = block_ms * ENGINE_RATE // 1000  # mic samples handed to the driver at once
+        self._pending: list[np.ndarray] = []  # the holder's mic frames not yet handed on
+        self._pending_stamp = 0.0  # the stamp of their first sample
         self._buffer: PlaybackBuffer | None = None
         self._on_played: Callable[[AudioBlock], None] | None = None
         self._deliver: Callable[[AudioBlock], None] | None = None
@@ -79,10 +90,13 @@ class BrowserAudio:
 
     def open_input(self, deliver: Callable[[AudioBlock], None]) -> PageMicrophone:
         self._deliver = deliver
+        self._mic_clock = 0  # a reopened stream counts from 0, as a sound device's: the driver places it
+        self._hand_on(deliver)  # what the talking page said while the driver reopened its devices
         self._idle = asyncio.get_running_loop().create_task(self._tick_while_idle())
         return PageMicrophone(self)
 
     def close(self) -> None:
+        """Stop the silent clock; the talking page's frames wait for the driver's next open_input."""
         if self._idle is not None:
             self._idle.cancel()
         self._idle = self._deliver = None
@@ -118,12 +132,16 @@ class BrowserAudio:
                 return self._refuse(peer, now)
             self._claim(peer)
         self._last_frame = now
-        buffer, deliver, on_played = self._buffer, self._deliver, self._on_played
-        if buffer is None or deliver is None or on_played is None:
-            return None  # the devices are being reopened: this frame is lost, like a block in a glitch
         mic = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
         frames = len(mic)
         self._page_mic += frames
+        if not self._pending:
+            self._pending_stamp = EPOCH_S + (self._page_mic - frames) / ENGINE_RATE
+        self._pending.append(mic)
+        buffer, deliver, on_played = self._buffer, self._deliver, self._on_played
+        if buffer is None or deliver is None or on_played is None:
+            self._keep_while_closed()  # the driver is reopening the devices: the words wait for it
+            return None
         if self._fresh_report:  # the page reports just before the frame captured at the same moment
             self._offsets.append(self._page_mic - self._heard)
             self._fresh_report = False
@@ -132,9 +150,8 @@ class BrowserAudio:
         on_played(AudioBlock(reply, ENGINE_RATE, start, self._play_time(start - self._base)))
         self._sent += frames
         peer.send_audio((np.clip(reply, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
-        stamp = EPOCH_S + (self._page_mic - frames) / ENGINE_RATE
-        deliver(AudioBlock(mic, ENGINE_RATE, self._mic_clock, stamp))
-        self._mic_clock += frames
+        if sum(len(pending) for pending in self._pending) >= self._block:
+            self._hand_on(deliver)
         return None
 
     def take_position(self, peer: AudioPeer, samples: int) -> None:
@@ -153,6 +170,8 @@ class BrowserAudio:
     # -- inside --------------------------------------------------------------------------------------
 
     def _claim(self, peer: AudioPeer) -> None:
+        if self._holder is not None:
+            self._release()  # a holder that went quiet: what it sent last is heard before the new one
         self._refused.pop(id(peer), None)
         self._holder = peer
         self._base = self._buffer.position if self._buffer is not None else 0
@@ -163,6 +182,25 @@ class BrowserAudio:
     def _release(self) -> None:
         # audio sent but not yet played is lost with the page; from here the silent clock "plays" it
         self._holder = None
+        if self._deliver is not None:
+            self._hand_on(self._deliver)  # its last words come before the silent clock's blocks
+        self._pending.clear()
+
+    def _keep_while_closed(self) -> None:
+        """Keep the newest BACKLOG_S of the page's frames, as much as the driver's own backlog holds."""
+        kept = sum(len(pending) for pending in self._pending)
+        while kept > BACKLOG_S * ENGINE_RATE:
+            kept -= len(self._pending.pop(0))
+        self._pending_stamp = EPOCH_S + (self._page_mic - kept) / ENGINE_RATE
+
+    def _hand_on(self, deliver: Callable[[AudioBlock], None]) -> None:
+        """The holder's mic frames gathered so far, as one block of the driver's mic."""
+        if not self._pending:
+            return
+        mic = np.concatenate(self._pending)
+        self._pending.clear()
+        deliver(AudioBlock(mic, ENGINE_RATE, self._mic_clock, self._pending_stamp))
+        self._mic_clock += len(mic)
 
     def _refuse(self, peer: AudioPeer, now: float) -> Failure | None:
         """Tell a second talking page once (not at every frame) that another page is the device."""
