@@ -399,3 +399,15 @@ def test_a_reconnect_storm_leaves_no_descriptors_tasks_or_memory_behind(tmp_path
     assert after == baseline
     assert more_blocks < 3 * CONNECTS  # a client left behind would hold dozens: a queue, a task, its buckets
     assert more_rss_mb < 5.0
+
+
+def test_a_client_offering_compression_gets_events_uncompressed(tmp_path: Path) -> None:
+    """Deflate would be paid once per watcher for each event (and for each 20 ms of page audio)."""
+
+    async def run() -> tuple[str | None, Event]:
+        async with kiosk_in_process(tmp_path) as kiosk, connect(kiosk.url) as ws:  # offers deflate
+            return ws.response.headers.get("Sec-WebSocket-Extensions"), await next_event(ws)
+
+    extensions, snapshot = asyncio.run(run())
+    assert extensions is None  # none agreed: every watcher gets the same bytes, encoded once
+    assert snapshot["type"] == "session.created"
