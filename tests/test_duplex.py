@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.test_runtime import AUDIO, BLOCK, EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from tests.test_runtime import AUDIO, BLOCK, EvenSynthesizer, Hears, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
@@ -63,7 +63,7 @@ def test_the_engine_hears_the_reply_on_the_output_clock_latency_included() -> No
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     thinker = RecordingThinker()
     buffer = PlaybackBuffer(ENGINE_RATE, start=OUTPUT_START)
-    runner = ActionRunner(engine, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False), buffer)
+    runner = ActionRunner(engine, Hears(), EvenSynthesizer(), thinker, Work(False), buffer)
     recorder = Recorder.following(runner)
     duplex = Duplex(runner, EchoPath(None, EchoReference()))
     mic, speaker = SilentMicrophone(), PullingSpeaker(buffer)

@@ -45,7 +45,12 @@ WORD = 4_000  # each stand-in word sounds for a quarter of a second
 BLOCK = 320
 
 
-class OneAnswerTranscriber:
+class Hears:
+    """Whisper as a stand-in that hears ``text`` in every utterance."""
+
+    def __init__(self, text: str = "What will the weather be like tomorrow?") -> None:
+        self.text = text
+
     def transcribe(
         self,
         audio: AudioBlock,
@@ -54,7 +59,7 @@ class OneAnswerTranscriber:
         over_reply: bool = False,
         cancel: CancelToken | None = None,
     ) -> Transcript:
-        return Transcript("What will the weather be like tomorrow?")
+        return Transcript(self.text)
 
 
 class EvenSynthesizer:
@@ -85,7 +90,7 @@ def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     thinker = RecordingThinker()
     buffer = PlaybackBuffer(ENGINE_RATE)
-    runner = ActionRunner(engine, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False), buffer)
+    runner = ActionRunner(engine, Hears(), EvenSynthesizer(), thinker, Work(False), buffer)
     recorder = Recorder.following(runner)
     question = np.concatenate(
         (read_wav(AUDIO / "what-weather.wav").samples, np.zeros(ENGINE_RATE, np.float32))
@@ -115,7 +120,7 @@ def test_the_stream_hears_when_a_reply_began_to_play_and_where_its_audio_stopped
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     thinker = RecordingThinker()
     buffer = PlaybackBuffer(ENGINE_RATE)
-    runner = ActionRunner(engine, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False), buffer)
+    runner = ActionRunner(engine, Hears(), EvenSynthesizer(), thinker, Work(False), buffer)
     events: list[dict[str, object]] = []
     runner.events.subscribe(lambda event: events.append(event_json(event)))
     question = read_wav(AUDIO / "what-weather.wav").samples
@@ -141,9 +146,7 @@ def test_the_stream_hears_when_a_reply_began_to_play_and_where_its_audio_stopped
 
 def test_a_new_conversation_cuts_the_turn_in_flight_and_goes_on_in_a_fresh_log(tmp_path: Path) -> None:
     thinker = RecordingThinker()
-    runner, old_log, recorder = make_runner(
-        tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, Work(False)
-    )
+    runner, old_log, recorder = make_runner(tmp_path, Hears(), EvenSynthesizer(), thinker, Work(False))
     speak_question(runner)
     runner.feed(LlmText(1, "Tomorrow starts dry."))
 
@@ -229,9 +232,7 @@ def test_a_transcriber_that_raises_is_told_aloud_and_logged(tmp_path: Path) -> N
 
 def test_a_synthesizer_that_raises_fails_the_turn_and_the_question_stays_open(tmp_path: Path) -> None:
     thinker = RecordingThinker()
-    runner, log, recorder = make_runner(
-        tmp_path, OneAnswerTranscriber(), BrokenSynthesizer(), thinker, Work(False)
-    )
+    runner, log, recorder = make_runner(tmp_path, Hears(), BrokenSynthesizer(), thinker, Work(False))
 
     with log:
         speak_question(runner)
@@ -247,7 +248,7 @@ def test_a_synthesizer_that_raises_fails_the_turn_and_the_question_stays_open(tm
 def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -> None:
     work = Work(threaded=True)
     thinker = ChatModelThinker(BrokenChatModel(), ChatSettings(), work)
-    runner, log, recorder = make_runner(tmp_path, OneAnswerTranscriber(), EvenSynthesizer(), thinker, work)
+    runner, log, recorder = make_runner(tmp_path, Hears(), EvenSynthesizer(), thinker, work)
 
     with log:
         speak_question(runner)
@@ -388,9 +389,7 @@ def test_a_reply_cut_while_its_voice_is_speaking_abandons_the_call_and_skips_que
     synthesizer = ServerLikeSynthesizer()
     thinker = RecordingThinker()
     work = Work(threaded=True)
-    runner = ActionRunner(
-        Engine(vad), OneAnswerTranscriber(), synthesizer, thinker, work, PlaybackBuffer(ENGINE_RATE)
-    )
+    runner = ActionRunner(Engine(vad), Hears(), synthesizer, thinker, work, PlaybackBuffer(ENGINE_RATE))
     recorder = Recorder.following(runner)
     mic = ScriptedMicrophone(runner, vad)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
@@ -77,7 +77,7 @@ def stand_in_conversation(
     (a ``RecordingThinker`` unless given) and the work done inline."""
     return DeviceConversation(
         make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
+        SpeechModels(Hears(), EvenSynthesizer()),
         thinker or RecordingThinker(),
         Work(threaded=False),
         echo_canceller,

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
-from tests.test_runtime import EvenSynthesizer, RecordingThinker
-from voice.asr.port import Transcript
+from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
@@ -26,7 +25,6 @@ from voice.audio.vad import (
     VoiceStarted,
 )
 from voice.audio.wav import read_wav
-from voice.cancel import CancelToken
 from voice.client_events import Failure, InputTranscript, SpeechStopped, StateChanged, StreamEvent
 from voice.conversation.items import UserText
 from voice.engine.actions import (
@@ -202,23 +200,6 @@ class FixedEndOfTurn:
 class BrokenEndOfTurn:
     def probability_complete(self, audio: AudioBlock) -> float:
         raise RuntimeError("model file unreadable")
-
-
-class Hears:
-    """Whisper as a stand-in that hears ``text`` in every utterance."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        return Transcript(self.text)
 
 
 def answered_after_s(end_of_turn: EndOfTurn | None, heard: str = QUESTION) -> tuple[float, list[StreamEvent]]:

@@ -11,7 +11,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber, RecordingThinker
+from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
@@ -237,7 +237,7 @@ def test_a_page_read_late_in_a_burst_reaches_the_conversation_whole() -> None:
     audio = BrowserAudio()
     talk = DeviceConversation(
         make_engine(),
-        SpeechModels(OneAnswerTranscriber(), EvenSynthesizer()),
+        SpeechModels(Hears(), EvenSynthesizer()),
         RecordingThinker(),
         Work(threaded=False),
         None,

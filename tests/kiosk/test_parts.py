@@ -7,9 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice.asr.port import Transcript
+from tests.test_runtime import Hears
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.cancel import CancelToken
 from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.errors import ConfigError
 from voice.kiosk.protocol import BadFrame, ResetSession, parse_command
@@ -66,21 +65,6 @@ def test_the_words_after_the_wake_phrase_are_the_input() -> None:
     assert after_phrase("Hey there, what is on?", "hey kiosk") is None
 
 
-class Saying:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        return Transcript(self.text)
-
-
 def test_asleep_only_the_wake_phrase_gets_through_and_wakes_it() -> None:
     woken: list[bool] = []
     sleep = Sleep(lambda: woken.append(True))
@@ -88,7 +72,7 @@ def test_asleep_only_the_wake_phrase_gets_through_and_wakes_it() -> None:
     audio = AudioBlock(np.zeros(160, np.float32), ENGINE_RATE)
 
     def heard(text: str) -> str:
-        return WakeGate(Saying(text), "hey kiosk", sleep).transcribe(audio).text
+        return WakeGate(Hears(text), "hey kiosk", sleep).transcribe(audio).text
 
     assert heard("What is on today?") == ""
     assert sleep.asleep

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_runtime import EvenSynthesizer, OneAnswerTranscriber
+from tests.test_runtime import EvenSynthesizer, Hears
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.cancel import CancelToken
 from voice.conversation.items import NOT_RUN_INTERRUPTED, ToolCall, ToolResult, UserText
@@ -50,7 +50,7 @@ def run_room(
     realtime: bool = False,
 ) -> SimulationResult:
     pipeline = Pipeline(
-        OneAnswerTranscriber(),
+        Hears(),
         EvenSynthesizer(),
         lambda: Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)),
         chat_model=model,
