@@ -59,7 +59,7 @@ import numpy as np
 from against import run_against, without_against
 from unfamiliar_speech import Said, corpus
 
-from voice.asr.port import Transcript
+from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
@@ -78,6 +78,7 @@ from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.tts.port import Synthesis
+from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
@@ -133,19 +134,20 @@ class Requests:
         raise AssertionError("no tools here")
 
 
+def listening(transcriber: Transcriber, judge: EndOfTurn | None) -> tuple[ActionRunner, Requests]:
+    """An engine with the default VAD, run in the caller's thread, whose requests are only noted."""
+    requests = Requests()
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    buffer = PlaybackBuffer(ENGINE_RATE)
+    runner = ActionRunner(
+        engine, transcriber, NoVoice(), requests, Work(threaded=False), buffer, end_of_turn=judge
+    )
+    return runner, requests
+
+
 def first_request(case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None) -> tuple[int, str]:
     """(sample at which the first request was sent, the user text it carried)."""
-    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
-    requests = Requests()
-    runner = ActionRunner(
-        engine,
-        transcriber,
-        NoVoice(),
-        requests,
-        Work(threaded=False),
-        PlaybackBuffer(ENGINE_RATE),
-        end_of_turn=judge,
-    )
+    runner, requests = listening(transcriber, judge)
     for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
         runner.feed(MicAudio(AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)))
         if requests.sent:
@@ -324,17 +326,7 @@ class Noted:
 def judged_run(said: Said, transcriber: WhisperTranscriber, model: SmartTurn) -> dict[str, Any]:
     """``said`` through the VAD, whisper, Smart Turn and engine until the first request goes out."""
     noted = Noted(transcriber, model)
-    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
-    requests = Requests()
-    runner = ActionRunner(
-        engine,
-        noted,
-        NoVoice(),
-        requests,
-        Work(threaded=False),
-        PlaybackBuffer(ENGINE_RATE),
-        end_of_turn=noted,
-    )
+    runner, requests = listening(noted, noted)
     sent, early = None, False
     for start in range(0, len(said.signal) - BLOCK + 1, BLOCK):
         judged_before = sum(who == "smart_turn" for who, _ in noted.said)
