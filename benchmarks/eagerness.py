@@ -197,8 +197,11 @@ def measure_realtime(runs: int) -> dict[str, Any]:
     never: list[list[dict[str, Any]]] = []
     holds: list[list[int]] = []
     load = [round(os.getloadavg()[0], 2)]
+    # the scenario's own cues are 4 s apart, under REPLY's 3.2 s plus the answer's delay: spaced out
+    # here, so no reply is cut by the next question and every turn gives a figure
     never_cues = [
-        (Path(cue["wav"]).name, cue["at_s"]) for cue in json.loads(NEVER_PAUSES.read_text())["user"]
+        (Path(cue["wav"]).name, 0.5 + REALTIME_APART_S * i)
+        for i, cue in enumerate(json.loads(NEVER_PAUSES.read_text())["user"])
     ]
     with tempfile.TemporaryDirectory(prefix="eagerness-realtime-") as folder:
         work = Path(folder)
