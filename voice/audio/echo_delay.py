@@ -5,7 +5,8 @@ removed only 1-5 dB of such an echo in its first three seconds of speech, and th
 five seconds into a story was still misheard). The bulk delay is easy to find instead: the mic
 correlates with the reference best at the echo's lag. :class:`EchoDelay` measures it every half
 second while the speaker plays, and hands the canceller the reference that much later, less a
-margin, so its filter needs only the room's tail around that lag.
+margin, so its filter needs only the room's tail around that lag. The same looks tell when no echo
+reaches the mic at all (a headset, a speaker turned down): the mic then matches the reference at no lag.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ MIN_CORRELATION = 0.4  # a weaker peak (double talk, noise, a silent speaker) is
 AGREE_MS = 4  # two looks this close in a row are a measurement
 MOVE_MS = 100  # an echo this far into the filter's tail, or nearer its start than a third of the margin,
 # moves the reference; closer lags are left to the filter, since every move makes it learn the room again
+AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
+NO_ECHO_CORRELATION = 0.15  # a look matching less than this found no echo (noise, or a voice, scored <= 0.13)
+NO_ECHO_LOOKS = 4  # this many such looks in a row (2.5 s of the speaker's sound): no echo reaches the mic
+ECHO_FOUND_CORRELATION = (
+    0.3  # a look matching this well found echo again (-40 dB under -30 dB noise: 0.25-0.46)
+)
+NO_ECHO_PLAYING = 0.5  # a look tells only if the speaker played in this share of its window (not a pause)
 
 
 class EchoDelay:
@@ -46,6 +54,9 @@ class EchoDelay:
         self._reference = _Ring(self._window + self._reach)
         self._since = 0
         self._candidate: int | None = None
+        self._frame = rate // 100  # 10 ms, for the share of the window the speaker played in
+        self._found_none = 0  # telling looks in a row that found no echo
+        self.no_echo = False
 
     def align(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
         """The reference for ``mic``'s span, moved later by ``delay``; measures the lag now and then."""
@@ -73,10 +84,13 @@ class EchoDelay:
         return AudioBlock(history[start : start + mic.frames], reference.rate, reference.start)
 
     def _look(self) -> None:
-        lag = echo_lag(
-            self._reference.last(self._reference.size), self._mic.last(self._mic.size), self._reach
-        )
-        if lag is None:
+        reference = self._reference.last(self._reference.size)
+        match = echo_match(reference, self._mic.last(self._mic.size), self._reach)
+        if match is None:
+            return
+        lag, score = match
+        self._judge_echo(reference, score)
+        if score < MIN_CORRELATION:
             return
         if self._candidate is None or abs(lag - self._candidate) > self._agree:
             self._candidate = lag  # one look is a guess: the next must agree
@@ -89,11 +103,34 @@ class EchoDelay:
             self.delay = delay
             self.moves += 1
 
+    def _judge_echo(self, reference: Samples, score: float) -> None:
+        """``no_echo`` after NO_ECHO_LOOKS looks in a row at the speaker playing found no echo, until
+        one finds it. A user talking over echo lowers a look's match too, but the barge-in pauses the
+        speaker within a look or two, and a look into the pause tells nothing."""
+        frames = reference[: len(reference) // self._frame * self._frame].reshape(-1, self._frame)
+        rms = np.sqrt(np.mean(np.square(frames, dtype=np.float64), axis=1))
+        if np.mean(rms > AUDIBLE) < NO_ECHO_PLAYING:
+            return
+        if score >= ECHO_FOUND_CORRELATION:
+            self.no_echo, self._found_none = False, 0
+        elif score < NO_ECHO_CORRELATION:
+            self._found_none += 1
+            self.no_echo = self.no_echo or self._found_none >= NO_ECHO_LOOKS
+        else:
+            self._found_none = 0  # a faint echo, or a voice: not enough to say either way
+
 
 def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
     """The lag (0..reach samples) at which ``mic`` best matches the end of ``reference``, or None when
     the best normalised correlation is below MIN_CORRELATION. ``reference`` is ``reach`` samples
     longer than ``mic`` and ends where it ends."""
+    match = echo_match(reference, mic, reach)
+    return None if match is None or match[1] < MIN_CORRELATION else match[0]
+
+
+def echo_match(reference: Samples, mic: Samples, reach: int) -> tuple[int, float] | None:
+    """The lag (0..reach samples) at which ``mic`` best matches the end of ``reference`` and that
+    match's normalised correlation (0..1); None when either is silent. Shapes as in :func:`echo_lag`."""
     mic64 = mic.astype(np.float64)
     energy_mic = float(np.sum(np.square(mic64)))
     if energy_mic <= 1e-9 or float(np.sum(np.square(reference, dtype=np.float64))) <= 1e-9:
@@ -107,9 +144,9 @@ def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
     norm = np.sqrt(np.maximum(windows, 1e-12) * energy_mic)
     scores = np.abs(products[: reach + 1]) / norm  # a speaker wired the other way round inverts it
     best = int(np.argmax(scores))
-    if scores[best] < MIN_CORRELATION or windows[best] <= 1e-9:
+    if windows[best] <= 1e-9:
         return None
-    return reach - best
+    return reach - best, float(scores[best])
 
 
 class _Ring:
