@@ -118,6 +118,14 @@ def test_a_mic_that_hears_nothing_of_the_speaker_is_found_to_carry_no_echo() -> 
     assert all(seen[at(3.5) :])
 
 
+def test_an_echo_too_faint_to_hear_in_a_silent_room_is_no_echo() -> None:
+    reference = speaker(6.0)
+
+    seen = no_echo_over_time(late(reference, 100) * 0.001, reference)  # -60 dB: it matches, at -83 dBFS
+
+    assert all(seen[at(3.5) :])
+
+
 def test_an_echo_fainter_than_the_room_is_still_echo() -> None:
     reference = speaker(6.0)
 

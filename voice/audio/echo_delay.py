@@ -24,12 +24,9 @@ AGREE_MS = 4  # two looks this close in a row are a measurement
 MOVE_MS = 100  # an echo this far into the filter's tail, or nearer its start than a third of the margin,
 # moves the reference; closer lags are left to the filter, since every move makes it learn the room again
 AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
-NO_ECHO_CORRELATION = 0.15  # a look matching less than this found no echo (noise, or a voice, scored <= 0.13)
-NO_ECHO_LOOKS = 4  # this many such looks in a row (2.5 s of the speaker's sound): no echo reaches the mic
-ECHO_FOUND_CORRELATION = (
-    0.3  # a look matching this well found echo again (-40 dB under -30 dB noise: 0.25-0.46)
-)
-NO_ECHO_PLAYING = 0.5  # a look tells only if the speaker played in this share of its window (not a pause)
+HEARD_ECHO_DBFS = -55.0  # echo quieter than this is none: 10 dB under the VAD's floor over a reply
+NO_ECHO_LOOKS = 3  # this many looks in a row finding none (2 s of the speaker's sound): no echo path
+NO_ECHO_PLAYING = 0.25  # a look tells only if the speaker played in this share of its window
 
 
 class EchoDelay:
@@ -84,12 +81,12 @@ class EchoDelay:
         return AudioBlock(history[start : start + mic.frames], reference.rate, reference.start)
 
     def _look(self) -> None:
-        reference = self._reference.last(self._reference.size)
-        match = echo_match(reference, self._mic.last(self._mic.size), self._reach)
+        reference, mic = self._reference.last(self._reference.size), self._mic.last(self._mic.size)
+        match = echo_match(reference, mic, self._reach)
+        self._judge_echo(reference[-len(mic) :], mic, 0.0 if match is None else match[1])
         if match is None:
             return
         lag, score = match
-        self._judge_echo(reference, score)
         if score < MIN_CORRELATION:
             return
         if self._candidate is None or abs(lag - self._candidate) > self._agree:
@@ -103,21 +100,23 @@ class EchoDelay:
             self.delay = delay
             self.moves += 1
 
-    def _judge_echo(self, reference: Samples, score: float) -> None:
-        """``no_echo`` after NO_ECHO_LOOKS looks in a row at the speaker playing found no echo, until
-        one finds it. A user talking over echo lowers a look's match too, but the barge-in pauses the
-        speaker within a look or two, and a look into the pause tells nothing."""
+    def _judge_echo(self, reference: Samples, mic: Samples, score: float) -> None:
+        """``no_echo`` once NO_ECHO_LOOKS looks in a row at the speaker playing found no echo loud
+        enough to hear, until one finds one: its level is the mic's, times the share of it that matches
+        the reference (the correlation squared), over the time the speaker played. A user talking over
+        the echo adds to the mic what they take from that share, so they do not hide it."""
         frames = reference[: len(reference) // self._frame * self._frame].reshape(-1, self._frame)
-        rms = np.sqrt(np.mean(np.square(frames, dtype=np.float64), axis=1))
-        if np.mean(rms > AUDIBLE) < NO_ECHO_PLAYING:
-            return
-        if score >= ECHO_FOUND_CORRELATION:
-            self.no_echo, self._found_none = False, 0
-        elif score < NO_ECHO_CORRELATION:
+        playing = float(np.mean(np.einsum("ij,ij->i", frames, frames) > AUDIBLE**2 * self._frame))
+        if playing < NO_ECHO_PLAYING:
+            return  # a pause, or the reply's first words: too little to say
+        echo_power = score**2 * float(np.mean(np.square(mic, dtype=np.float64))) / playing
+        if echo_power < 10 ** (HEARD_ECHO_DBFS / 10):
             self._found_none += 1
             self.no_echo = self.no_echo or self._found_none >= NO_ECHO_LOOKS
+        elif score >= MIN_CORRELATION:
+            self.no_echo, self._found_none = False, 0  # a lag measured, of an echo loud enough to hear
         else:
-            self._found_none = 0  # a faint echo, or a voice: not enough to say either way
+            self._found_none = 0  # a faint match over a voice: not enough to say either way
 
 
 def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
