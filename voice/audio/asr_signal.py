@@ -15,7 +15,7 @@ The VAD and the echo judgement need no echo, so they hear AEC3's output; but whe
 heard, :meth:`AsrSignal.for_vad` puts the linear output in its place in the frames where a residual-echo
 gate finds the user there (AEC3 muted all but ~0.25 s of a cut-in over a loud reply, which was then
 judged a scrap of echo, and its onset came late), and in every frame when no echo reaches the mic at
-all (AEC3 muted a headset user over -30 dB room noise whole, and the reply went on).
+all (AEC3 muted a headset user over quiet room noise whole, and the reply went on).
 """
 
 from __future__ import annotations
@@ -123,9 +123,10 @@ class AsrSignal:
         Where the speaker may be heard, a frame holds the user when the canceller kept GATE_ABOVE_DB
         more of the mic than it keeps of the echo (the median over the speaker's recent sound: echo
         loses 10-30 dB to a converged filter, a user talking over it far less). A filter still learning
-        keeps most of the echo, so its median is high and the gate stays shut. Where no echo reaches
-        the mic (a headset; EchoDelay finds none), the filter removes nothing of the room's noise
-        either, so that median says nothing: every frame is passed, as with no echo canceller. (lock held)
+        keeps most of the echo, so its median is high and the gate stays shut. Where no echo loud enough
+        to hear reaches the mic (a headset, a speaker turned down: EchoDelay finds none), that median is
+        of the room's noise, which the filter cannot take either: every frame is passed, as with no echo
+        canceller. (lock held)
         """
         frames = len(words) // self._frame
         kept = np.square(words.reshape(frames, self._frame), dtype=np.float64).sum(axis=1)
