@@ -6,7 +6,7 @@ five seconds into a story was still misheard). The bulk delay is easy to find in
 correlates with the reference best at the echo's lag. :class:`EchoDelay` measures it every half
 second while the speaker plays, and hands the canceller the reference that much later, less a
 margin, so its filter needs only the room's tail around that lag. The same looks tell when no echo
-reaches the mic at all (a headset, a speaker turned down): the mic then matches the reference at no lag.
+loud enough to hear reaches the mic (a headset, a speaker turned right down): ``no_echo``.
 """
 
 from __future__ import annotations
