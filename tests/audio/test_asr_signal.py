@@ -28,6 +28,11 @@ from voice.tts.piper_voice import PiperSynthesizer
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 BLOCK = 640
 REACH = DOUBLE_TALK_REACH_MS * ENGINE_RATE // 1000
+FOX_STORY = (
+    "Once upon a time, an old grey fox lived alone on a snowy hill. Each winter night he listened to "
+    "the owls and counted the stars. When spring came, he finally went down to the valley to find a "
+    "friend."
+)
 
 
 class Heard:
@@ -227,14 +232,9 @@ def test_a_user_cutting_in_over_reply_as_loud_as_the_user_is_understood_word_for
     synthesizer: PiperSynthesizer,
     tmp_path: Path,
 ) -> None:
-    story = (
-        "Once upon a time, an old grey fox lived alone on a snowy hill. Each winter night he listened to "
-        "the owls and counted the stars. When spring came, he finally went down to the valley to find a "
-        "friend."
-    )
     scenario = {
         "version": 1,
-        "llm": {"replies": [story, "Okay, on Sunday then."], "first_delta_ms": 300, "delta_ms": 40},
+        "llm": {"replies": [FOX_STORY, "Okay, on Sunday then."], "first_delta_ms": 300, "delta_ms": 40},
         "room": {"echo_gain_db": 0, "echo_delay_ms": delay_ms},
         "user": [
             {"wav": str(AUDIO / "fox-story.wav"), "at_s": 0.5},
@@ -252,6 +252,46 @@ def test_a_user_cutting_in_over_reply_as_loud_as_the_user_is_understood_word_for
     (first, second) = report["turns"]
     assert first["interrupted"]
     assert second["request"][-1] == {"role": "user", "text": "Sorry, I meant on Sunday."}
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("echo_gain_db", [-60, -200])  # a speaker turned right down; a headset
+def test_a_user_cutting_in_with_no_echo_in_the_room_is_heard_from_the_first_word_at_barge_in_speed(
+    echo_gain_db: int,
+    transcriber: WhisperTranscriber,
+    synthesizer: PiperSynthesizer,
+    tmp_path: Path,
+) -> None:
+    """Echo cancellation on, but nothing of the reply reaches the mic over the room's noise: the gate,
+    with no echo to measure, stayed shut, AEC3 muted the cut-in whole and the story went on."""
+    scenario = {
+        "version": 1,
+        "llm": {"replies": [FOX_STORY, "Okay, on Sunday then."], "first_delta_ms": 300, "delta_ms": 40},
+        "room": {
+            "echo_gain_db": echo_gain_db,
+            "echo_delay_ms": 50,
+            "noise": {"wav": str(AUDIO / "pink-noise.wav"), "gain_db": -30},
+        },
+        "user": [
+            {"wav": str(AUDIO / "fox-story.wav"), "at_s": 0.5},
+            {"wav": str(AUDIO / "sorry-sunday.wav"), "during_reply": 1, "after_ms": 5100},
+        ],
+        "end_s": 16,
+    }
+    path = tmp_path / "cut-in.json"
+    path.write_text(json.dumps(scenario))
+
+    report = run_scenario(
+        load_scenario(path), tmp_path / "out", models=SpeechModels(transcriber, synthesizer)
+    )
+
+    manifest = {f["file"]: f for f in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]}
+    cue = next(c for c in report["user_audio"] if c["wav"] == "sorry-sunday.wav")
+    onset_s = cue["at_s"] + manifest["sorry-sunday.wav"]["start_s"]
+    story, answer = report["turns"][0], report["turns"][-1]
+    assert story["interrupted"]
+    assert story["audio_end_s"] - onset_s < 0.25  # as over an echo the gate passes (p95 174 ms)
+    assert answer["request"][-1] == {"role": "user", "text": "Sorry, I meant on Sunday."}
 
 
 def echo_with_user(user_from_s: float, realigned_at_s: float | None = None) -> AsrSignal:
@@ -306,3 +346,34 @@ def test_the_vad_hears_no_linear_output_while_the_canceller_has_not_learned_the_
     assert vad_hears(from_start, 0.0, 1.0) == 0.0
     assert vad_hears(user_as_it_moved, 2.0, 3.0) == 0.0  # no echo-only sound to measure the loss on
     assert vad_hears(user_after_it_moved, 3.0, 3.5) > 0.95  # the loss measured again, the user is heard
+
+
+def headset(user_from_s: float, echo: float = 0.0) -> AsrSignal:
+    """6 s of a reply the mic hears ``echo`` of (nothing: a headset) over room noise at -30 dBFS; from
+    ``user_from_s`` a user talks over it."""
+    rng = np.random.default_rng(7)
+    frames = 6 * ENGINE_RATE
+    bursts = np.repeat(rng.random(frames // 1600 + 1) > 0.3, 1600)[:frames]  # speech-like, with pauses
+    speaker = (rng.standard_normal(frames) * 0.1 * bursts).astype(np.float32)
+    user = rng.standard_normal(frames).astype(np.float32) * 0.05
+    user[: round(user_from_s * ENGINE_RATE)] = 0.0
+    mic = rng.standard_normal(frames).astype(np.float32) * 0.03 + user + speaker * echo
+    signal = AsrSignal()
+    for start in range(0, frames, BLOCK):
+        span = slice(start, start + BLOCK)
+        signal.add(AudioBlock(mic[span], ENGINE_RATE, start), AudioBlock(speaker[span], ENGINE_RATE, start))
+    return signal
+
+
+def test_the_vad_hears_a_headset_user_over_room_noise_that_aec3_muted() -> None:
+    """No echo: the canceller takes nothing from the room's noise, so the loss it measures is no
+    echo's; the gate still lets the user through, from their first frame."""
+    signal = headset(user_from_s=4.0)
+
+    assert vad_hears(signal, 4.0, 4.5) > 0.95
+
+
+def test_with_an_echo_in_the_room_noise_the_vad_hears_no_residual_echo() -> None:
+    signal = headset(user_from_s=99.0, echo=0.3)  # the echo about as loud as the noise
+
+    assert vad_hears(signal, 1.0, 6.0) < 0.02

@@ -87,3 +87,73 @@ def test_half_a_second_of_echo_from_elsewhere_does_not_move_the_reference() -> N
     settled = delays.index((250 - MARGIN_MS) * RATE // 1000)
     assert set(delays[settled:]) == {(250 - MARGIN_MS) * RATE // 1000}
     assert delay.moves == 1
+
+
+def no_echo_over_time(mic: np.ndarray, reference: np.ndarray) -> list[bool]:
+    """``EchoDelay.no_echo`` after each block of ``mic`` heard while ``reference`` played."""
+    delay = EchoDelay()
+    seen = []
+    for start in range(0, len(mic), BLOCK):
+        span = slice(start, start + BLOCK)
+        delay.align(AudioBlock(mic[span], RATE, start), AudioBlock(reference[span], RATE, start))
+        seen.append(delay.no_echo)
+    return seen
+
+
+def at(seconds: float) -> int:
+    """The index of the block ending at ``seconds``."""
+    return round(seconds * RATE) // BLOCK - 1
+
+
+def room_noise(seconds: float) -> np.ndarray:
+    return (np.random.default_rng(11).standard_normal(round(seconds * RATE)) * 0.03).astype(np.float32)
+
+
+def test_a_mic_that_hears_nothing_of_the_speaker_is_found_to_carry_no_echo() -> None:
+    reference = speaker(6.0)
+
+    seen = no_echo_over_time(room_noise(6.0), reference)  # a headset: the mic hears the room alone
+
+    assert not seen[at(1.0)]  # not before a few looks agree
+    assert all(seen[at(3.5) :])
+
+
+def test_an_echo_too_faint_to_hear_in_a_silent_room_is_no_echo() -> None:
+    reference = speaker(6.0)
+
+    seen = no_echo_over_time(late(reference, 100) * 0.001, reference)  # -60 dB: it matches, at -83 dBFS
+
+    assert all(seen[at(3.5) :])
+
+
+def test_an_echo_fainter_than_the_room_is_still_echo() -> None:
+    reference = speaker(6.0)
+
+    echo = late(reference, 100) * 0.15  # 6 dB under the room's noise, at -38 dBFS
+
+    seen = no_echo_over_time(room_noise(6.0) + echo, reference)
+
+    assert not any(seen)
+
+
+def test_echo_that_comes_back_is_found_again() -> None:
+    reference = speaker(8.0)
+    echo = late(reference, 100) * 0.5
+    echo[: 4 * RATE] = 0.0  # the speaker turned up after 4 s
+
+    seen = no_echo_over_time(room_noise(8.0) + echo, reference)
+
+    assert seen[at(4.0)]
+    assert not any(seen[at(5.5) :])
+
+
+def test_a_user_talking_over_the_echo_until_the_reply_pauses_does_not_make_it_no_echo() -> None:
+    reference = speaker(8.0)
+    reference[round(4.5 * RATE) :] = 0.0  # the barge-in paused the reply half a second into the user
+    user = speaker(8.0, seed=9) * 10.0  # 20 dB louder than the echo, for 3 s
+    user[: 4 * RATE] = 0.0
+    user[7 * RATE :] = 0.0
+
+    seen = no_echo_over_time(late(reference, 100) + user, reference)
+
+    assert not any(seen)

@@ -14,7 +14,8 @@ hears one continuous signal, never a switch from one canceller's output to anoth
 The VAD and the echo judgement need no echo, so they hear AEC3's output; but where the speaker may be
 heard, :meth:`AsrSignal.for_vad` puts the linear output in its place in the frames where a residual-echo
 gate finds the user there (AEC3 muted all but ~0.25 s of a cut-in over a loud reply, which was then
-judged a scrap of echo, and its onset came late).
+judged a scrap of echo, and its onset came late), and in every frame when no echo reaches the mic at
+all (AEC3 muted a headset user over quiet room noise whole, and the reply went on).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 
 from voice.asr.port import TimedWord, Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
-from voice.audio.echo_delay import MAX_DELAY_MS, EchoDelay
+from voice.audio.echo_delay import AUDIBLE, MAX_DELAY_MS, EchoDelay
 from voice.audio.linear_echo import TAIL_MS, SpeexEchoCanceller
 from voice.audio.vad import DEFAULT_BARGE_IN
 from voice.cancel import CancelToken
@@ -34,7 +35,6 @@ from voice.cancel import CancelToken
 KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll and the reach
 FRAME_MS = 10
 ECHO_TAIL_MS = 400  # echo may reach the mic this long after the reference played (delay, lead, room)
-AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
 ECHO_ONLY = 0.97  # raw mic this alike to the speaker's own sound (normalised correlation) holds no user
 DOUBLE_TALK_REACH_MS = 1000  # the VAD's pre-roll plus this covers its late onsets under AEC3 (up to 1.2 s)
 ONSET_FRAME_MS = 20
@@ -123,7 +123,10 @@ class AsrSignal:
         Where the speaker may be heard, a frame holds the user when the canceller kept GATE_ABOVE_DB
         more of the mic than it keeps of the echo (the median over the speaker's recent sound: echo
         loses 10-30 dB to a converged filter, a user talking over it far less). A filter still learning
-        keeps most of the echo, so its median is high and the gate stays shut. (lock held)
+        keeps most of the echo, so its median is high and the gate stays shut. Where no echo loud enough
+        to hear reaches the mic (a headset, a speaker turned down: EchoDelay finds none), that median is
+        of the room's noise, which the filter cannot take either: every frame is passed, as with no echo
+        canceller. (lock held)
         """
         frames = len(words) // self._frame
         kept = np.square(words.reshape(frames, self._frame), dtype=np.float64).sum(axis=1)
@@ -135,12 +138,15 @@ class AsrSignal:
         loss = 10.0 * np.log10((kept_20 + 1e-12) / (heard_20 + 1e-12))
         loud = heard_20 > 2 * self._frame * 10 ** (GATE_HEARD_DBFS / 10)
         user = np.zeros(frames, dtype=bool)
+        no_echo = self._delay.no_echo
         for index in range(frames):
             if not self._was_audible_frame(first + index):
                 continue
             if loud[index]:
                 self._echo_loss.append(float(loss[index]))
-            if len(self._echo_loss) >= self._gate_min:
+            if no_echo:  # nothing of the speaker reaches the mic: the mic holds only the room and the user
+                user[index] = loss[index] <= GATE_MOST_KEPT_DB
+            elif len(self._echo_loss) >= self._gate_min:
                 above = loss[index] > float(np.median(self._echo_loss)) + GATE_ABOVE_DB
                 user[index] = above and loss[index] <= GATE_MOST_KEPT_DB
         return user

@@ -5,7 +5,8 @@ removed only 1-5 dB of such an echo in its first three seconds of speech, and th
 five seconds into a story was still misheard). The bulk delay is easy to find instead: the mic
 correlates with the reference best at the echo's lag. :class:`EchoDelay` measures it every half
 second while the speaker plays, and hands the canceller the reference that much later, less a
-margin, so its filter needs only the room's tail around that lag.
+margin, so its filter needs only the room's tail around that lag. The same looks tell when no echo
+loud enough to hear reaches the mic (a headset, a speaker turned right down): ``no_echo``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ MIN_CORRELATION = 0.4  # a weaker peak (double talk, noise, a silent speaker) is
 AGREE_MS = 4  # two looks this close in a row are a measurement
 MOVE_MS = 100  # an echo this far into the filter's tail, or nearer its start than a third of the margin,
 # moves the reference; closer lags are left to the filter, since every move makes it learn the room again
+AUDIBLE = 1e-4  # reference RMS above this (-80 dBFS) is sound the mic may pick up
+HEARD_ECHO_DBFS = -55.0  # echo quieter than this is none: 10 dB under the VAD's floor over a reply
+NO_ECHO_LOOKS = 3  # this many looks in a row finding none (2 s of the speaker's sound): no echo path
+NO_ECHO_PLAYING = 0.25  # a look tells only if the speaker played in this share of its window
 
 
 class EchoDelay:
@@ -46,6 +51,9 @@ class EchoDelay:
         self._reference = _Ring(self._window + self._reach)
         self._since = 0
         self._candidate: int | None = None
+        self._frame = rate // 100  # 10 ms, for the share of the window the speaker played in
+        self._found_none = 0  # telling looks in a row that found no echo
+        self.no_echo = False
 
     def align(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
         """The reference for ``mic``'s span, moved later by ``delay``; measures the lag now and then."""
@@ -73,10 +81,13 @@ class EchoDelay:
         return AudioBlock(history[start : start + mic.frames], reference.rate, reference.start)
 
     def _look(self) -> None:
-        lag = echo_lag(
-            self._reference.last(self._reference.size), self._mic.last(self._mic.size), self._reach
-        )
-        if lag is None:
+        reference, mic = self._reference.last(self._reference.size), self._mic.last(self._mic.size)
+        match = echo_match(reference, mic, self._reach)
+        self._judge_echo(reference[-len(mic) :], mic, 0.0 if match is None else match[1])
+        if match is None:
+            return
+        lag, score = match
+        if score < MIN_CORRELATION:
             return
         if self._candidate is None or abs(lag - self._candidate) > self._agree:
             self._candidate = lag  # one look is a guess: the next must agree
@@ -89,11 +100,36 @@ class EchoDelay:
             self.delay = delay
             self.moves += 1
 
+    def _judge_echo(self, reference: Samples, mic: Samples, score: float) -> None:
+        """``no_echo`` once NO_ECHO_LOOKS looks in a row at the speaker playing found no echo loud
+        enough to hear, until one finds one: its level is the mic's, times the share of it that matches
+        the reference (the correlation squared), over the time the speaker played. A user talking over
+        the echo adds to the mic what they take from that share, so they do not hide it."""
+        frames = reference[: len(reference) // self._frame * self._frame].reshape(-1, self._frame)
+        playing = float(np.mean(np.einsum("ij,ij->i", frames, frames) > AUDIBLE**2 * self._frame))
+        if playing < NO_ECHO_PLAYING:
+            return  # a pause, or the reply's first words: too little to say
+        echo_power = score**2 * float(np.mean(np.square(mic, dtype=np.float64))) / playing
+        if echo_power < 10 ** (HEARD_ECHO_DBFS / 10):
+            self._found_none += 1
+            self.no_echo = self.no_echo or self._found_none >= NO_ECHO_LOOKS
+        elif score >= MIN_CORRELATION:
+            self.no_echo, self._found_none = False, 0  # a lag measured, of an echo loud enough to hear
+        else:
+            self._found_none = 0  # a faint match over a voice: not enough to say either way
+
 
 def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
     """The lag (0..reach samples) at which ``mic`` best matches the end of ``reference``, or None when
     the best normalised correlation is below MIN_CORRELATION. ``reference`` is ``reach`` samples
     longer than ``mic`` and ends where it ends."""
+    match = echo_match(reference, mic, reach)
+    return None if match is None or match[1] < MIN_CORRELATION else match[0]
+
+
+def echo_match(reference: Samples, mic: Samples, reach: int) -> tuple[int, float] | None:
+    """The lag (0..reach samples) at which ``mic`` best matches the end of ``reference`` and that
+    match's normalised correlation (0..1); None when either is silent. Shapes as in :func:`echo_lag`."""
     mic64 = mic.astype(np.float64)
     energy_mic = float(np.sum(np.square(mic64)))
     if energy_mic <= 1e-9 or float(np.sum(np.square(reference, dtype=np.float64))) <= 1e-9:
@@ -107,9 +143,9 @@ def echo_lag(reference: Samples, mic: Samples, reach: int) -> int | None:
     norm = np.sqrt(np.maximum(windows, 1e-12) * energy_mic)
     scores = np.abs(products[: reach + 1]) / norm  # a speaker wired the other way round inverts it
     best = int(np.argmax(scores))
-    if scores[best] < MIN_CORRELATION or windows[best] <= 1e-9:
+    if windows[best] <= 1e-9:
         return None
-    return reach - best
+    return reach - best, float(scores[best])
 
 
 class _Ring:
