@@ -74,6 +74,7 @@ FRAME = 320  # 20 ms, as the page sends
 LOUD = 10 ** (-60 / 20)  # a reply sample above -60 dBFS is sound, below it the fade's tail
 STEP_LIMIT_S = 60.0  # a cycle step that takes longer failed
 BETWEEN_CYCLES_S = 1.0
+NOTICE = "voice kiosk: "  # the kiosk's one-line notices: device reopens, audio dropped (clients closed aside)
 
 
 def reply_to(question: str) -> str:
@@ -96,6 +97,12 @@ class Cycle:
     failed: str | None = None
     audio_end_ms: float | None = None  # the kiosk's own account of where the reply's audio stopped
     ahead_ms: float | None = None  # mic audio sent past the reply audio back when the cut-in began
+    started: float = 0.0  # monotonic, for the kiosk's notices during the cycle
+    ended: float = 0.0
+    reset_ms: float | None = None  # session.reset to session.created: the old log closed on the loop
+    longest_reply_gap_ms: float | None = None  # the kiosk's loop stalls, as the page saw its audio stop
+    after_cut_in: list[str] | None = None  # the events from the cut-in to the reply's end: what the VAD saw
+    notices: list[str] | None = None  # what the kiosk said meanwhile (device reopens, dropped audio)
 
 
 class TalkingPage:
@@ -111,6 +118,9 @@ class TalkingPage:
         self._spoken = 0
         self.spoke_at = 0  # index of the first sample of the last recording sent
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.kinds: list[str] = []  # every event's type, in order
+        self.last_audio_at: float | None = None
+        self.longest_gap_s = 0.0  # between reply audio frames, since reset
         self.arrived = asyncio.Event()  # reply audio or an event came
 
     def say(self, samples: np.ndarray) -> None:
@@ -140,6 +150,10 @@ class TalkingPage:
         with contextlib.suppress(ConnectionClosed):
             async for message in self.ws:
                 if isinstance(message, bytes):
+                    now = time.monotonic()
+                    if self.last_audio_at is not None:
+                        self.longest_gap_s = max(self.longest_gap_s, now - self.last_audio_at)
+                    self.last_audio_at = now
                     reply = np.frombuffer(message, dtype="<i2").astype(np.float32) / 32768
                     loud = np.flatnonzero(np.abs(reply) > LOUD)
                     if loud.size:
@@ -149,7 +163,11 @@ class TalkingPage:
                     self.received += reply.size
                     await self.ws.send(json.dumps({"type": "playback.position", "samples": self.received}))
                 else:
-                    await self.events.put(json.loads(message))
+                    event = json.loads(message)
+                    self.kinds.append(
+                        f"state:{event['state']}" if event["type"] == "state" else event["type"]
+                    )
+                    await self.events.put(event)
                 self.arrived.set()
 
     async def event(
@@ -175,10 +193,12 @@ def spoken(event: dict[str, Any]) -> bool:
 
 
 async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> Cycle:
-    found = Cycle()
+    found = Cycle(started=time.monotonic())
+    page.longest_gap_s = 0.0
     try:
         await page.ws.send(json.dumps({"type": "session.reset"}))
         await page.event({"session.created"})
+        found.reset_ms = round((time.monotonic() - found.started) * 1000, 1)
         page.say(question)
         found.question_transcript = (await page.event({"input.transcript"}, spoken))["text"]
         turn = (await page.event({"response.created"}))["turn"]
@@ -188,10 +208,12 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
         assert first is not None
         await page.until(lambda: page.received >= first + CUT_IN_AFTER_S * RATE)
         page.say(cut_in)
+        said_at = len(page.kinds)
         found.ahead_ms = round((page.sent - page.received) / RATE * 1000, 1)
         onset = page.spoke_at + round(MANIFEST[CUT_IN]["start_s"] * RATE)
         ends = {"response.interrupted", "response.done"}
         interrupted = await page.event(ends, lambda event: event.get("turn") == turn)
+        found.after_cut_in = [kind for kind in page.kinds[said_at:] if not kind.startswith("response.")]
         if interrupted["type"] == "response.done":
             found.failed = "the reply played to its end: the cut-in did not stop it"
             return found
@@ -207,6 +229,8 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
         found.answered = ended["type"] == "response.done"
     except TimeoutError:
         found.failed = "a step took over a minute"
+    found.ended = time.monotonic()
+    found.longest_reply_gap_ms = round(page.longest_gap_s * 1000, 1)
     return found
 
 
@@ -267,7 +291,9 @@ def crowd_process(port: int, watchers_wanted: int, finish: Any, out: Any) -> Non
     asyncio.run(crowd(port, watchers_wanted, finish, out))
 
 
-async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict[str, Any]:
+async def run(
+    port: int, pid: int, seconds: float, watchers_wanted: int, said: list[tuple[float, str]]
+) -> dict[str, Any]:
     url = f"ws://127.0.0.1:{port}/ws"
     done, all_gone = asyncio.Event(), asyncio.Event()
     started = time.monotonic()
@@ -294,6 +320,9 @@ async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict
     await asyncio.sleep(1.0)  # the last sample: every client gone
     all_gone.set()
     await sampler
+    for found in cycles:
+        during = [line for at, line in list(said) if found.started <= at <= found.ended]
+        found.notices = [line for line in during if NOTICE in line and "closing a client" not in line]
     return summarize(cycles, page_closed, samples, seconds) | crowd_figures
 
 
@@ -331,6 +360,13 @@ def summarize(
             [found.reaction_ms, found.audio_end_ms, len((found.heard or "").split()), found.failed]
             for found in cycles
         ],
+        "each_cycle_reset_ms_longest_reply_gap_ms_events_after_cut_in_notices": [
+            [found.reset_ms, found.longest_reply_gap_ms, found.after_cut_in, found.notices]
+            for found in cycles
+        ],
+        "cycles_with_a_device_reopen": sum(
+            any("reopening" in line for line in found.notices or []) for found in cycles
+        ),
     }
 
 
@@ -353,7 +389,7 @@ def measure(seconds: float, watchers: int) -> dict[str, Any]:
         try:
             port = output.port(600)
             started = time.monotonic()
-            report |= asyncio.run(run(port, kiosk.pid, seconds, watchers))
+            report |= asyncio.run(run(port, kiosk.pid, seconds, watchers, output.lines))
             report["kiosk_closed"] = kiosk_closes(output.lines, started)
         except Exception as exc:  # the run's figures are lost, but not what the kiosk said
             report["benchmark_error"] = f"{type(exc).__name__}: {exc}"
