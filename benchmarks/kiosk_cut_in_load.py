@@ -23,7 +23,8 @@ stalled), how long session.reset took, and the events from the cut-in to the rep
 VAD saw). ``compare`` puts the two runs side by side.
 
 Usage: PYTHONPATH=. python benchmarks/kiosk_cut_in_load.py [--seconds 600] [--baseline-seconds 600]
-       [--watchers 50] [--out FILE]   (the two runs' seconds, plus about a minute to load models)
+       [--watchers 50] [--no-echo-cancel] [--out FILE]   (the two runs' seconds, plus about a minute
+       to load models each; 0 seconds skips that run)
 """
 
 from __future__ import annotations
@@ -384,7 +385,7 @@ def summarize(
     }
 
 
-def measure(seconds: float, watchers: int) -> dict[str, Any]:
+def measure(seconds: float, watchers: int, echo_cancel: bool = True) -> dict[str, Any]:
     """One kiosk, one run of cycles; the crowd of clients if ``watchers``."""
     paced = SCENARIO["llm"]["first_delta_ms"] / 1000, SCENARIO["llm"]["delta_ms"] / 1000
     with tempfile.TemporaryDirectory() as folder, StandInLlm(reply_to, *paced) as llm:
@@ -392,7 +393,8 @@ def measure(seconds: float, watchers: int) -> dict[str, Any]:
         env |= {"XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": f"{folder}/config"}
         command = [sys.executable, "-m", "voice", "kiosk", "--port", "0", "--audio", "websocket",
                    "--sessions", f"{folder}/sessions",
-                   "--llm-url", llm.url, "--llm-model", "stand-in"]  # fmt: skip
+                   "--llm-url", llm.url, "--llm-model", "stand-in",
+                   "--echo-cancel" if echo_cancel else "--no-echo-cancel"]  # fmt: skip
         kiosk = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
@@ -423,9 +425,12 @@ def main() -> None:
     parser.add_argument("--baseline-seconds", type=float, default=600.0, help="without them (0: none)")
     parser.add_argument("--watchers", type=int, default=50)
     parser.add_argument("--out", type=Path, help="write the JSON here too")
+    parser.add_argument(
+        "--echo-cancel", action=argparse.BooleanOptionalAction, default=True, help="the kiosk's AEC3"
+    )
     args = parser.parse_args()
-    alone = measure(args.baseline_seconds, 0) if args.baseline_seconds else {}
-    crowded = measure(args.seconds, args.watchers)
+    alone = measure(args.baseline_seconds, 0, args.echo_cancel) if args.baseline_seconds else {}
+    crowded = measure(args.seconds, args.watchers, args.echo_cancel) if args.seconds else {}
 
     def both(*keys: str) -> list[Any]:
         found = []
@@ -438,6 +443,7 @@ def main() -> None:
     result = {
         "llm": "benchmarks/stand_in_llm.py with audio/scenarios/interrupt-mid.json's replies and pacing",
         "cpus": os.cpu_count(),
+        "echo_cancel": args.echo_cancel,
         "compare": {
             "order": "[without extra clients, with them]",
             "reaction_p50_ms": both("barge_in_reaction_ms", "p50"),
