@@ -23,8 +23,8 @@ stalled), how long session.reset took, and the events from the cut-in to the rep
 VAD saw). ``compare`` puts the two runs side by side.
 
 Usage: PYTHONPATH=. python benchmarks/kiosk_cut_in_load.py [--seconds 600] [--baseline-seconds 600]
-       [--watchers 50] [--no-echo-cancel] [--out FILE]   (the two runs' seconds, plus about a minute
-       to load models each; 0 seconds skips that run)
+       [--watchers 50] [--no-echo-cancel] [--stall-loop 1.3,3.7] [--out FILE]
+       (the two runs' seconds, plus about a minute to load models each; 0 seconds skips that run)
 """
 
 from __future__ import annotations
@@ -385,12 +385,19 @@ def summarize(
     }
 
 
-def measure(seconds: float, watchers: int, echo_cancel: bool = True) -> dict[str, Any]:
-    """One kiosk, one run of cycles; the crowd of clients if ``watchers``."""
+def measure(
+    seconds: float, watchers: int, echo_cancel: bool = True, stall: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """One kiosk, one run of cycles; the crowd of clients if ``watchers``; its loop blocked for
+    ``stall`` = (seconds, every seconds) if given."""
     paced = SCENARIO["llm"]["first_delta_ms"] / 1000, SCENARIO["llm"]["delta_ms"] / 1000
     with tempfile.TemporaryDirectory() as folder, StandInLlm(reply_to, *paced) as llm:
         env = {name: value for name, value in os.environ.items() if not name.startswith("VOICE_")}
         env |= {"XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": f"{folder}/config"}
+        if stall is not None:  # the kiosk alone loads loop_stall/sitecustomize.py
+            paths = [str(Path(__file__).parent / "loop_stall"), env.get("PYTHONPATH", "")]
+            env |= {"PYTHONPATH": os.pathsep.join(filter(None, paths)),
+                    "BENCH_STALL_S": str(stall[0]), "BENCH_STALL_EVERY_S": str(stall[1])}  # fmt: skip
         command = [sys.executable, "-m", "voice", "kiosk", "--port", "0", "--audio", "websocket",
                    "--sessions", f"{folder}/sessions",
                    "--llm-url", llm.url, "--llm-model", "stand-in",
@@ -428,9 +435,17 @@ def main() -> None:
     parser.add_argument(
         "--echo-cancel", action=argparse.BooleanOptionalAction, default=True, help="the kiosk's AEC3"
     )
+    parser.add_argument(
+        "--stall-loop",
+        metavar="SECONDS,EVERY",
+        help="block the kiosk's asyncio loop for SECONDS every EVERY seconds (a loop stalled under load)",
+    )
     args = parser.parse_args()
-    alone = measure(args.baseline_seconds, 0, args.echo_cancel) if args.baseline_seconds else {}
-    crowded = measure(args.seconds, args.watchers, args.echo_cancel) if args.seconds else {}
+    stall = tuple(float(part) for part in args.stall_loop.split(",")) if args.stall_loop else None
+    if stall is not None and len(stall) != 2:
+        parser.error("--stall-loop takes SECONDS,EVERY")
+    alone = measure(args.baseline_seconds, 0, args.echo_cancel, stall) if args.baseline_seconds else {}
+    crowded = measure(args.seconds, args.watchers, args.echo_cancel, stall) if args.seconds else {}
 
     def both(*keys: str) -> list[Any]:
         found = []
@@ -444,6 +459,7 @@ def main() -> None:
         "llm": "benchmarks/stand_in_llm.py with audio/scenarios/interrupt-mid.json's replies and pacing",
         "cpus": os.cpu_count(),
         "echo_cancel": args.echo_cancel,
+        "kiosk_loop_stalled_s_every_s": stall,
         "compare": {
             "order": "[without extra clients, with them]",
             "reaction_p50_ms": both("barge_in_reaction_ms", "p50"),
