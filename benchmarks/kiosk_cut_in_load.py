@@ -16,10 +16,15 @@ was sent + its manifest ``start_s``) to the last reply sample above -60 dBFS the
 cut-in's transcript (the next reply's audio comes after it), both on the page's audio clock (each reply
 sample answers the mic sample at the same index); the ``heard`` texts the interruptions kept and the
 transcripts of both utterances, by count; cycles that failed and why; the kiosk's RSS and open
-descriptors every 30 s. ``compare`` puts the two runs side by side.
+descriptors every 30 s. The reaction is also given without the first 3 cycles, while AEC3 still holds
+the user's voice back over a reply. Per cycle, to tell why a cut-in was slow or missed: the kiosk's
+notices meanwhile (a device reopen), the longest gap in the reply audio the page got (the kiosk's loop
+stalled), how long session.reset took, and the events from the cut-in to the reply's end (what the
+VAD saw). ``compare`` puts the two runs side by side.
 
 Usage: PYTHONPATH=. python benchmarks/kiosk_cut_in_load.py [--seconds 600] [--baseline-seconds 600]
-       [--watchers 50] [--out FILE]   (the two runs' seconds, plus about a minute to load models)
+       [--watchers 50] [--no-echo-cancel] [--stall-loop 1.3,3.7] [--out FILE]
+       (the two runs' seconds, plus about a minute to load models each; 0 seconds skips that run)
 """
 
 from __future__ import annotations
@@ -74,6 +79,10 @@ FRAME = 320  # 20 ms, as the page sends
 LOUD = 10 ** (-60 / 20)  # a reply sample above -60 dBFS is sound, below it the fade's tail
 STEP_LIMIT_S = 60.0  # a cycle step that takes longer failed
 BETWEEN_CYCLES_S = 1.0
+# AEC3 holds back the user's voice over the first replies of a kiosk's life (about 600 ms more to the
+# stop; none without echo cancellation): the reaction once it has learnt the room is reported apart too
+COLD_CYCLES = 3
+NOTICE = "voice kiosk: "  # the kiosk's one-line notices: device reopens, audio dropped (clients closed aside)
 
 
 def reply_to(question: str) -> str:
@@ -96,6 +105,12 @@ class Cycle:
     failed: str | None = None
     audio_end_ms: float | None = None  # the kiosk's own account of where the reply's audio stopped
     ahead_ms: float | None = None  # mic audio sent past the reply audio back when the cut-in began
+    started: float = 0.0  # monotonic, for the kiosk's notices during the cycle
+    ended: float = 0.0
+    reset_ms: float | None = None  # session.reset to session.created: the old log closed on the loop
+    longest_reply_gap_ms: float | None = None  # the kiosk's loop stalls, as the page saw its audio stop
+    after_cut_in: list[str] | None = None  # the events from the cut-in to the reply's end: what the VAD saw
+    notices: list[str] | None = None  # what the kiosk said meanwhile (device reopens, dropped audio)
 
 
 class TalkingPage:
@@ -111,6 +126,9 @@ class TalkingPage:
         self._spoken = 0
         self.spoke_at = 0  # index of the first sample of the last recording sent
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.kinds: list[str] = []  # every event's type, in order
+        self.last_audio_at: float | None = None
+        self.longest_gap_s = 0.0  # between reply audio frames, since reset
         self.arrived = asyncio.Event()  # reply audio or an event came
 
     def say(self, samples: np.ndarray) -> None:
@@ -140,6 +158,10 @@ class TalkingPage:
         with contextlib.suppress(ConnectionClosed):
             async for message in self.ws:
                 if isinstance(message, bytes):
+                    now = time.monotonic()
+                    if self.last_audio_at is not None:
+                        self.longest_gap_s = max(self.longest_gap_s, now - self.last_audio_at)
+                    self.last_audio_at = now
                     reply = np.frombuffer(message, dtype="<i2").astype(np.float32) / 32768
                     loud = np.flatnonzero(np.abs(reply) > LOUD)
                     if loud.size:
@@ -149,7 +171,11 @@ class TalkingPage:
                     self.received += reply.size
                     await self.ws.send(json.dumps({"type": "playback.position", "samples": self.received}))
                 else:
-                    await self.events.put(json.loads(message))
+                    event = json.loads(message)
+                    self.kinds.append(
+                        f"state:{event['state']}" if event["type"] == "state" else event["type"]
+                    )
+                    await self.events.put(event)
                 self.arrived.set()
 
     async def event(
@@ -175,10 +201,12 @@ def spoken(event: dict[str, Any]) -> bool:
 
 
 async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> Cycle:
-    found = Cycle()
+    found = Cycle(started=time.monotonic())
+    page.longest_gap_s = 0.0
     try:
         await page.ws.send(json.dumps({"type": "session.reset"}))
         await page.event({"session.created"})
+        found.reset_ms = round((time.monotonic() - found.started) * 1000, 1)
         page.say(question)
         found.question_transcript = (await page.event({"input.transcript"}, spoken))["text"]
         turn = (await page.event({"response.created"}))["turn"]
@@ -188,10 +216,12 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
         assert first is not None
         await page.until(lambda: page.received >= first + CUT_IN_AFTER_S * RATE)
         page.say(cut_in)
+        said_at = len(page.kinds)
         found.ahead_ms = round((page.sent - page.received) / RATE * 1000, 1)
         onset = page.spoke_at + round(MANIFEST[CUT_IN]["start_s"] * RATE)
         ends = {"response.interrupted", "response.done"}
         interrupted = await page.event(ends, lambda event: event.get("turn") == turn)
+        found.after_cut_in = [kind for kind in page.kinds[said_at:] if not kind.startswith("response.")]
         if interrupted["type"] == "response.done":
             found.failed = "the reply played to its end: the cut-in did not stop it"
             return found
@@ -207,6 +237,8 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
         found.answered = ended["type"] == "response.done"
     except TimeoutError:
         found.failed = "a step took over a minute"
+    found.ended = time.monotonic()
+    found.longest_reply_gap_ms = round(page.longest_gap_s * 1000, 1)
     return found
 
 
@@ -267,7 +299,9 @@ def crowd_process(port: int, watchers_wanted: int, finish: Any, out: Any) -> Non
     asyncio.run(crowd(port, watchers_wanted, finish, out))
 
 
-async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict[str, Any]:
+async def run(
+    port: int, pid: int, seconds: float, watchers_wanted: int, said: list[tuple[float, str]]
+) -> dict[str, Any]:
     url = f"ws://127.0.0.1:{port}/ws"
     done, all_gone = asyncio.Event(), asyncio.Event()
     started = time.monotonic()
@@ -294,6 +328,9 @@ async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict
     await asyncio.sleep(1.0)  # the last sample: every client gone
     all_gone.set()
     await sampler
+    for found in cycles:
+        during = [line for at, line in list(said) if found.started <= at <= found.ended]
+        found.notices = [line for line in during if NOTICE in line and "closing a client" not in line]
     return summarize(cycles, page_closed, samples, seconds) | crowd_figures
 
 
@@ -301,6 +338,7 @@ def summarize(
     cycles: list[Cycle], page_closed: str | None, samples: list[dict[str, Any]], seconds: float
 ) -> dict[str, Any]:
     reactions = sorted(found.reaction_ms for found in cycles if found.reaction_ms is not None)
+    warm = sorted(found.reaction_ms for found in cycles[COLD_CYCLES:] if found.reaction_ms is not None)
     cut = [found for found in cycles if found.heard is not None]
     ahead = [found.ahead_ms for found in cycles if found.ahead_ms is not None]
     rss = [row["kiosk_rss_mb"] for row in samples]
@@ -313,6 +351,12 @@ def summarize(
             "p50": statistics.median(reactions) if reactions else None,
             "p95": reactions[round(0.95 * (len(reactions) - 1))] if reactions else None,
             "max": reactions[-1] if reactions else None,
+        },
+        f"barge_in_reaction_ms_after_the_first_{COLD_CYCLES}": {
+            "n": len(warm),
+            "p50": statistics.median(warm) if warm else None,
+            "p95": warm[round(0.95 * (len(warm) - 1))] if warm else None,
+            "max": warm[-1] if warm else None,
         },
         "heard": dict(Counter(found.heard for found in cut)),
         "question_transcripts": dict(Counter(found.question_transcript for found in cycles)),
@@ -331,18 +375,33 @@ def summarize(
             [found.reaction_ms, found.audio_end_ms, len((found.heard or "").split()), found.failed]
             for found in cycles
         ],
+        "each_cycle_reset_ms_longest_reply_gap_ms_events_after_cut_in_notices": [
+            [found.reset_ms, found.longest_reply_gap_ms, found.after_cut_in, found.notices]
+            for found in cycles
+        ],
+        "cycles_with_a_device_reopen": sum(
+            any("reopening" in line for line in found.notices or []) for found in cycles
+        ),
     }
 
 
-def measure(seconds: float, watchers: int) -> dict[str, Any]:
-    """One kiosk, one run of cycles; the crowd of clients if ``watchers``."""
+def measure(
+    seconds: float, watchers: int, echo_cancel: bool = True, stall: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """One kiosk, one run of cycles; the crowd of clients if ``watchers``; its loop blocked for
+    ``stall`` = (seconds, every seconds) if given."""
     paced = SCENARIO["llm"]["first_delta_ms"] / 1000, SCENARIO["llm"]["delta_ms"] / 1000
     with tempfile.TemporaryDirectory() as folder, StandInLlm(reply_to, *paced) as llm:
         env = {name: value for name, value in os.environ.items() if not name.startswith("VOICE_")}
         env |= {"XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": f"{folder}/config"}
+        if stall is not None:  # the kiosk alone loads loop_stall/sitecustomize.py
+            paths = [str(Path(__file__).parent / "loop_stall"), env.get("PYTHONPATH", "")]
+            env |= {"PYTHONPATH": os.pathsep.join(filter(None, paths)),
+                    "BENCH_STALL_S": str(stall[0]), "BENCH_STALL_EVERY_S": str(stall[1])}  # fmt: skip
         command = [sys.executable, "-m", "voice", "kiosk", "--port", "0", "--audio", "websocket",
                    "--sessions", f"{folder}/sessions",
-                   "--llm-url", llm.url, "--llm-model", "stand-in"]  # fmt: skip
+                   "--llm-url", llm.url, "--llm-model", "stand-in",
+                   "--echo-cancel" if echo_cancel else "--no-echo-cancel"]  # fmt: skip
         kiosk = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
@@ -353,7 +412,7 @@ def measure(seconds: float, watchers: int) -> dict[str, Any]:
         try:
             port = output.port(600)
             started = time.monotonic()
-            report |= asyncio.run(run(port, kiosk.pid, seconds, watchers))
+            report |= asyncio.run(run(port, kiosk.pid, seconds, watchers, output.lines))
             report["kiosk_closed"] = kiosk_closes(output.lines, started)
         except Exception as exc:  # the run's figures are lost, but not what the kiosk said
             report["benchmark_error"] = f"{type(exc).__name__}: {exc}"
@@ -373,9 +432,20 @@ def main() -> None:
     parser.add_argument("--baseline-seconds", type=float, default=600.0, help="without them (0: none)")
     parser.add_argument("--watchers", type=int, default=50)
     parser.add_argument("--out", type=Path, help="write the JSON here too")
+    parser.add_argument(
+        "--echo-cancel", action=argparse.BooleanOptionalAction, default=True, help="the kiosk's AEC3"
+    )
+    parser.add_argument(
+        "--stall-loop",
+        metavar="SECONDS,EVERY",
+        help="block the kiosk's asyncio loop for SECONDS every EVERY seconds (a loop stalled under load)",
+    )
     args = parser.parse_args()
-    alone = measure(args.baseline_seconds, 0) if args.baseline_seconds else {}
-    crowded = measure(args.seconds, args.watchers)
+    stall = tuple(float(part) for part in args.stall_loop.split(",")) if args.stall_loop else None
+    if stall is not None and len(stall) != 2:
+        parser.error("--stall-loop takes SECONDS,EVERY")
+    alone = measure(args.baseline_seconds, 0, args.echo_cancel, stall) if args.baseline_seconds else {}
+    crowded = measure(args.seconds, args.watchers, args.echo_cancel, stall) if args.seconds else {}
 
     def both(*keys: str) -> list[Any]:
         found = []
@@ -388,10 +458,17 @@ def main() -> None:
     result = {
         "llm": "benchmarks/stand_in_llm.py with audio/scenarios/interrupt-mid.json's replies and pacing",
         "cpus": os.cpu_count(),
+        "echo_cancel": args.echo_cancel,
+        "kiosk_loop_stalled_s_every_s": stall,
         "compare": {
             "order": "[without extra clients, with them]",
             "reaction_p50_ms": both("barge_in_reaction_ms", "p50"),
             "reaction_p95_ms": both("barge_in_reaction_ms", "p95"),
+            f"reaction_p95_ms_after_the_first_{COLD_CYCLES}": both(
+                f"barge_in_reaction_ms_after_the_first_{COLD_CYCLES}", "p95"
+            ),
+            "failed": both("failed"),
+            "cycles": both("cycles"),
             "heard": both("heard"),
             "cut_in_transcripts": both("cut_in_transcripts"),
             "kiosk_rss_mb": both("kiosk_rss_mb"),

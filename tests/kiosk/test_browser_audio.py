@@ -7,6 +7,7 @@ The real page in a real chromium is in tests/browser/.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import numpy as np
 import pytest
@@ -268,6 +269,74 @@ def test_a_page_read_late_in_a_burst_reaches_the_conversation_whole() -> None:
     assert talk.device_counters()["dropped_blocks"] == 0
     block = DeviceSettings().block_ms * ENGINE_RATE // 1000
     assert handled == list(range(block, frames * FRAME + 1, block))  # every sample, in order
+
+
+class HeardMic:
+    """An echo canceller that cancels nothing and keeps every mic sample the conversation took."""
+
+    def __init__(self) -> None:
+        self.blocks: list[AudioBlock] = []
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        self.blocks.append(mic)
+        return mic
+
+    def rest(self, mic: AudioBlock) -> AudioBlock:
+        self.blocks.append(mic)
+        return mic
+
+
+def test_a_loop_stalled_while_the_page_talks_loses_none_of_its_words_and_reopens_nothing() -> None:
+    """Under 50 watchers the kiosk's loop stalled past the mic watchdog's second while waiting for the
+    page's next frame; the watchdog woke before the loop had read the frames that came meanwhile,
+    took the stall for a dead mic and reopened the devices, dropping what the user said (a cut-in
+    then never stopped the reply)."""
+    said: list[str] = []
+    audio = BrowserAudio()
+    heard = HeardMic()
+    talk = DeviceConversation(
+        make_engine(),
+        SpeechModels(Hears(), EvenSynthesizer()),
+        RecordingThinker(),
+        Work(threaded=False),
+        heard,
+        DeviceSettings(),
+        None,
+        open_input=audio.open_input,
+        open_output=audio.open_output,
+        say=said.append,
+    )
+    page = Page()
+    frames = 100  # 2 s, at the page's pace
+    words = [speech(FRAME, index) for index in range(frames)]
+
+    async def stalled_loop() -> None:
+        loop = asyncio.get_running_loop()
+
+        def send_frames() -> None:  # the page, on its own clock; the loop reads each frame as it comes
+            for frame in words:
+                time.sleep(FRAME / ENGINE_RATE)
+                loop.call_soon_threadsafe(audio.take_frame, page, frame)
+
+        def after_block() -> None:
+            if talk.clock == 10 * FRAME:  # the loop is busy elsewhere, while the driver waits for a frame
+                loop.call_later(0.01, time.sleep, 1.5)
+            if talk.clock >= frames * FRAME:
+                talk.stop()
+
+        talk.open()
+        sending = loop.run_in_executor(None, send_frames)
+        await talk.run(on_block=after_block)
+        await sending
+
+    asyncio.run(stalled_loop())
+
+    assert said == []  # no "the microphone delivered nothing" to every client, no reopen
+    assert talk.device_counters()["reopened"] == 0
+    assert talk.device_counters()["loop_stalls"] >= 1  # the watchdog did wake late, in the stall
+    taken = np.concatenate([block.samples for block in heard.blocks])
+    assert np.allclose(taken[: frames * FRAME] * 32768, np.frombuffer(b"".join(words), "<i2"))
+    assert len(page.received) == 2 * frames * FRAME  # and every frame was answered with reply audio
 
 
 def test_what_the_page_says_while_the_driver_reopens_the_devices_reaches_the_reopened_mic() -> None:

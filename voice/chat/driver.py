@@ -31,6 +31,7 @@ from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
+WATCH_S = 0.25  # the mic watchdog looks this often (longer than an idle batch: no extra wake-ups)
 STARTING_S = 5.0  # a stream just opened may take seconds to deliver its first block (PulseAudio does)
 BACKLOG_S = 2.0  # mic audio the loop may fall behind by before the oldest blocks are dropped
 FIRST_RETRY_S = 0.5
@@ -132,7 +133,7 @@ class DeviceConversation:
         self._speaker: AudioOutput | None = None
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
         self._stream = 0  # which opening of the mic is current: a closed one's late blocks are dropped
-        self._counters = {"reopened": 0, "dropped_blocks": 0}
+        self._counters = {"reopened": 0, "dropped_blocks": 0, "loop_stalls": 0}
         batching = open_input is None if idle_batches is None else idle_batches
         self._idle_frames = devices.idle_batch_ms * ENGINE_RATE // 1000 if batching else 0
         self._batches: MicBatches | None = None
@@ -149,7 +150,8 @@ class DeviceConversation:
         return self._duplex.clock
 
     def device_counters(self) -> dict[str, int]:
-        """Glitches so far: overflows, underflows, echo reference re-alignments, device reopens."""
+        """Glitches so far: overflows, underflows, echo reference re-alignments, device reopens, and
+        loop stalls the mic watchdog woke late from (not counted as the mic's silence)."""
         return {**self._duplex.glitches, **self._counters, "realignments": self._echo.reference.realignments}
 
     def stop(self) -> None:
@@ -226,16 +228,31 @@ class DeviceConversation:
                 self._close()
 
     async def _next_block(self) -> AudioBlock | None:
-        """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S."""
+        """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S.
+
+        Only looks that woke on time count towards STALL_S: a loop that stalled (under load) wakes
+        past its deadline before it has read what the mic delivered meanwhile, and reopening then
+        would drop the user's words.
+        """
         mic, speaker = self._mic, self._speaker
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
+        loop = asyncio.get_running_loop()
         patience = STALL_S if self._started else STARTING_S
-        try:
-            block = await asyncio.wait_for(self._blocks.get(), patience)
-        except TimeoutError:
-            mic.check()
-            raise DeviceError(f"the microphone delivered nothing for {patience:g} s") from None
+        quiet = 0.0  # how long the loop looked, on time, and found no block
+        while True:
+            looked_at = loop.time()
+            try:
+                block = await asyncio.wait_for(self._blocks.get(), WATCH_S)
+                break
+            except TimeoutError:
+                mic.check()
+                if loop.time() - looked_at < 2 * WATCH_S:
+                    quiet += WATCH_S
+                else:
+                    self._counters["loop_stalls"] += 1
+                if quiet >= patience:
+                    raise DeviceError(f"the microphone delivered nothing for {patience:g} s") from None
         mic.check()
         speaker.check()
         return block

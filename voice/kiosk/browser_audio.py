@@ -9,8 +9,8 @@ nobody, counted as heard as it goes, so typed input still gets its answer and it
 
 The page's 20 ms frames reach the driver gathered into blocks of the driver's ``block_ms``, as a sound
 device's do: the driver's backlog counts blocks, so 20 ms ones would halve how far a busy loop may
-fall behind before the user's words are dropped. While the driver reopens the devices (its mic
-watchdog fires when the loop itself stalled) the page's frames wait for the reopened mic.
+fall behind before the user's words are dropped. While the driver reopens the devices the page's
+frames wait for the reopened mic.
 
 This is the device driver's audio input and output (``open_input`` / ``open_output``), so echo
 cancellation, VAD and barge-in work on the page's audio exactly as on a local microphone.
