@@ -12,6 +12,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import monotonic
 from types import ModuleType, TracebackType
 from typing import Any, Literal, Protocol, Self
 
@@ -233,10 +234,11 @@ class Muter(Protocol):
 
 @dataclass(frozen=True)
 class _Stamp:
-    """A block handed to the device: its output-clock start and when PortAudio says it will be played."""
+    """A block handed to the device: its output-clock start and when PortAudio says it will be played,
+    moved onto ``time.monotonic`` (asking PortAudio the time from another thread would call into ALSA)."""
 
     start: int
-    dac_time: float
+    plays_at: float
 
 
 class SpeakerStream(_Stream):
@@ -300,10 +302,11 @@ class SpeakerStream(_Stream):
 
     def unmute_when_played(self) -> None:
         """Once the device has played through the silenced audio, unmute it and let the buffer play on."""
-        playing = self._playing_now()
-        if self._muted_through is None or playing is None or playing < self._muted_through:
+        if self._muted_through is None:
             return
-        self._unmute()
+        playing = self._playing_now()
+        if playing is not None and playing >= self._muted_through:
+            self._unmute()
 
     def _unmute(self) -> None:
         if self._muter is not None and self._muted_through is not None:
@@ -324,11 +327,7 @@ class SpeakerStream(_Stream):
         stamp = self._stamp
         if stamp is None:
             return None
-        try:
-            now = float(self._stream.time)
-        except self._sd.PortAudioError:
-            return None
-        playing = stamp.start + round((now - stamp.dac_time) * ENGINE_RATE)
+        playing = stamp.start + round((monotonic() - stamp.plays_at) * ENGINE_RATE)
         if (
             self._next - playing > MAX_STAMPED_LATENCY_S * ENGINE_RATE
         ):  # stamps on another clock than the time
@@ -342,8 +341,9 @@ class SpeakerStream(_Stream):
         samples = self.buffer.pull(frames)
         data[:, 0] = samples
         self._next = start + frames
-        if time.outputBufferDacTime > time.currentTime:  # a stream (re)starting stamps its blocks "now"
-            self._stamp = _Stamp(start, time.outputBufferDacTime)
+        ahead = time.outputBufferDacTime - time.currentTime
+        if ahead > 0:  # a stream (re)starting stamps its blocks "now"
+            self._stamp = _Stamp(start, monotonic() + ahead)
         if self._on_played is not None:
             try:
                 self._on_played(AudioBlock(samples, ENGINE_RATE, start, time.outputBufferDacTime))
