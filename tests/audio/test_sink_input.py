@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,24 @@ def test_without_a_sound_server_nothing_is_muted_and_none_is_started(
 
 def test_without_pulsectl_nothing_is_muted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pulsectl", None)  # import pulsectl raises ImportError
+
+    control = SinkInputControl()
+
+    assert not control.mute(True)
+    control.close()
+
+
+class NoLibpulse(importlib.abc.MetaPathFinder):
+    """Fails the import of pulsectl as it fails where libpulse is not installed."""
+
+    def find_spec(self, name: str, path: object, target: object = None) -> None:
+        if name == "pulsectl" or name.startswith("pulsectl."):
+            raise OSError("libpulse.so.0: cannot open shared object file: No such file or directory")
+
+
+def test_without_libpulse_nothing_is_muted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "pulsectl", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NoLibpulse(), *sys.meta_path])
 
     control = SinkInputControl()
 

@@ -62,7 +62,7 @@ class SinkInputControl:
             return self._pulse
         try:
             import pulsectl
-        except ImportError:
+        except (ImportError, OSError):  # not installed, or no libpulse to load
             self._unavailable = True
             return None
         pulse = pulsectl.Pulse("voice", connect=False)
