@@ -84,7 +84,12 @@ def device_openers(devices: DeviceSettings) -> tuple[OpenInput, OpenOutput]:
 
     def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
         muter = sink_input_control()
-        speaker = SpeakerStream(buffer, devices.output_device, frames, on_played=on_played, muter=muter)
+        try:
+            speaker = SpeakerStream(buffer, devices.output_device, frames, on_played=on_played, muter=muter)
+        except DeviceError:
+            if muter is not None:
+                muter.close()  # its connection to the sound server goes with the speaker it was for
+            raise
         speaker.start()
         return speaker
 
