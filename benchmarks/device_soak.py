@@ -108,6 +108,23 @@ class RecordingCanceller:
         return self.inner.rest(mic)
 
 
+class HandedOut:
+    """Every block handed to the speaker, on the speaker's clock (audio a device later silenced too)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[AudioBlock] = []
+
+    def played(self, block: AudioBlock) -> None:
+        self.blocks.append(AudioBlock(block.samples.copy(), block.rate, block.start))
+
+    def signal(self) -> Samples:
+        end = max((block.end for block in self.blocks), default=0)
+        out = np.zeros(end, dtype=np.float32)
+        for block in self.blocks:
+            out[block.start : block.end] = block.samples
+        return out
+
+
 def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
     """Where the speaker's sound really was in the reference, every few seconds: 0 is aligned, and
     negative means the mic heard it before the reference had it (no canceller can remove that)."""
@@ -271,13 +288,68 @@ def lag_of(mic: Samples, reference: Samples, at: int, reach: int = ENGINE_RATE /
     return reach - best if scores[best] > 0.5 else None
 
 
+ECHO_WINDOW = ENGINE_RATE // 100  # 10 ms: how finely the end of the reply's echo is found
+
+
+def speaker_lag(mic: Samples, speaker: Samples, at: int) -> tuple[int, float] | None:
+    """Where the speaker's sound sits in the mic in the second before ``at`` (mic sample m hears speaker
+    sample m - lag) and its gain there, or None when that second holds too little of it to tell."""
+    window, reach = ENGINE_RATE, ENGINE_RATE
+    if at - window < 0:
+        return None
+    heard = mic[at - window : at].astype(np.float64)
+    lo = max(0, at - window - reach)
+    ref = speaker[lo:at].astype(np.float64)
+    if len(ref) < window or np.sqrt(np.mean(heard**2)) < 1e-3:
+        return None
+    size = 1 << (len(ref) + window).bit_length()
+    corr = np.fft.irfft(np.fft.rfft(ref, size) * np.conj(np.fft.rfft(heard, size)), size)[
+        : len(ref) - window + 1
+    ]
+    energy = np.cumsum(np.concatenate(([0.0], ref**2)))
+    scores = corr / np.sqrt(np.maximum(energy[window:] - energy[:-window], 1e-12) * np.sum(heard**2))
+    best = int(np.argmax(scores))
+    if scores[best] < 0.5:
+        return None
+    lag = at - window - (lo + best)
+    echo = ref[best : best + window]
+    return lag, float(np.dot(heard, echo) / max(np.dot(echo, echo), 1e-12))
+
+
+def echo_end(mic: Samples, speaker: Samples, lag: int, gain: float, cut: int) -> int | None:
+    """The mic sample just after the reply's echo was last heard, from a little before ``cut`` to half a
+    second after it: the last two 10 ms windows in a row whose mic holds the speaker's sound (projected
+    on it, more than half of it), judged in the mic itself, so audio silenced in the device is not heard."""
+    last, before = None, False
+    for at in range(max(lag, cut - ENGINE_RATE // 4), min(len(mic), cut + ENGINE_RATE // 2), ECHO_WINDOW):
+        echo = speaker[at - lag : at - lag + ECHO_WINDOW].astype(np.float64) * gain
+        heard = mic[at : at + ECHO_WINDOW].astype(np.float64)
+        loud = len(echo) == ECHO_WINDOW and np.sqrt(np.mean(echo**2)) > 3e-3
+        present = loud and float(np.dot(heard, echo)) > 0.5 * float(np.dot(echo, echo))
+        if present and before:
+            last = at + ECHO_WINDOW
+        before = present
+    return last
+
+
 def true_reactions(
-    script: Script, canceller: RecordingCanceller, manifest: dict[str, dict[str, Any]], cuts: list[int]
+    script: Script,
+    canceller: RecordingCanceller,
+    manifest: dict[str, dict[str, Any]],
+    cuts: list[int],
+    speaker: Samples,
+    heard_to: dict[int, int | None],
 ) -> list[dict[str, Any]]:
     """Each cut-in measured in what the mic really captured: the WAV found in it by correlation (its
     speech onset), the block where the engine paused the reply for it (``cuts``, mic clock), and the last
     of the reply's sound reaching the mic (the reference's last sound within half a second, moved by the
-    lag the echo really had). ``queued_ms`` is the audio still played after the block that paused it."""
+    lag the echo really had). ``queued_ms`` is the audio still played after the block that paused it.
+
+    ``end`` is where the reply's echo is last heard in the mic itself (:func:`echo_end`, against all
+    the speaker was handed); the ``_ref`` figures take the last sound of the canceller's reference
+    instead. ``heard_gap_ms``: how much of the reply reached the mic beyond what the buffer counts as
+    played (by ``heard_to``, the speaker clock just after its last played sample, 0.3 s after the
+    pause): positive is heard but not counted, negative counted but never heard."""
     mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
     rate, rows = ENGINE_RATE, list[dict[str, Any]]()
     for play in (p for p in script.played if p.interruption):
@@ -301,12 +373,20 @@ def true_reactions(
         lag = lag_of(mic, reference, onset)
         # a false barge-in resumes the reply, a cut-in's answer begins, well over half a second later
         sound = np.flatnonzero(np.abs(reference[: cut + rate // 2]) > 1e-3)
-        end = None if lag is None or not len(sound) else int(sound[-1]) + lag
+        end_ref = None if lag is None or not len(sound) else int(sound[-1]) + lag
+        found_lag = speaker_lag(mic, speaker, onset)
+        end = None if found_lag is None else echo_end(mic, speaker, *found_lag, cut)
+        counted = heard_to.get(cut)
+        gap = None if end is None or found_lag is None or counted is None else end - found_lag[0] - counted
+        ms = lambda samples: None if samples is None else round(samples * 1000 / rate)  # noqa: E731
         rows.append({
-            "wav": play.wav, "match": round(float(scores.max()), 2), "echo_lag_ms": None if lag is None
-            else round(lag * 1000 / rate), "detection_ms": round((cut - onset) * 1000 / rate),
-            "queued_ms": None if end is None else round((end - cut) * 1000 / rate),
-            "reaction_ms": None if end is None else round((end - onset) * 1000 / rate),
+            "wav": play.wav, "match": round(float(scores.max()), 2), "echo_lag_ms": ms(lag),
+            "detection_ms": ms(cut - onset),
+            "queued_ms": ms(None if end is None else end - cut),
+            "reaction_ms": ms(None if end is None else end - onset),
+            "queued_ref_ms": ms(None if end_ref is None else end_ref - cut),
+            "reaction_ref_ms": ms(None if end_ref is None else end_ref - onset),
+            "heard_gap_ms": ms(gap),
         })  # fmt: skip
     return rows
 
@@ -498,6 +578,7 @@ def summary(values: list[float]) -> dict[str, Any]:
     ordered = sorted(values)
     return {
         "n": len(values),
+        "min": round(ordered[0], 1),
         "p50": round(statistics.median(ordered), 1),
         "p95": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1),
         "max": round(ordered[-1], 1),
@@ -637,6 +718,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             ):
                 quiet_series.append([round(at), round(rss_mb(), 1)])
             script.tick()
+            note_heard()
             if script.done:
                 talk.stop()
 
@@ -649,12 +731,29 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
         talk.runner.events.subscribe(note_failure)
         pause = talk.buffer.pause
+        heard_to: dict[int, int | None] = {}  # cut → speaker clock after the last sample counted played
+        handed_out = HandedOut() if args.true_reaction else None
+        if handed_out is not None:
+            echo_played = talk._echo.played
+
+            def recorded_played(block: AudioBlock) -> None:
+                handed_out.played(block)
+                echo_played(block)
+
+            talk._echo.played = recorded_played  # type: ignore[method-assign]
 
         def noted_pause() -> None:
             cuts.append(talk.clock)
             pause()
 
         talk.buffer.pause = noted_pause  # type: ignore[method-assign]
+
+        def note_heard() -> None:
+            """0.3 s after each pause, where the buffer counts the reply's audio played up to."""
+            for cut in cuts[-3:]:
+                if cut not in heard_to and talk.clock >= cut + 0.3 * ENGINE_RATE:
+                    heard_to[cut] = talk.buffer.clock_of(talk.buffer.audio_played_to)
+
         block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated before the start RSS: the soak must not grow itself
         blocks = [0]
         step = talk._step
@@ -713,10 +812,18 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             echo_lag=echo_lag(canceller) if args.lag and isinstance(canceller, RecordingCanceller) else None,
         )
         if args.true_reaction and isinstance(canceller, RecordingCanceller):
-            rows = true_reactions(script, canceller, manifest, cuts)
+            assert handed_out is not None
+            rows = true_reactions(script, canceller, manifest, cuts, handed_out.signal(), heard_to)
+            keys = (
+                "reaction_ms",
+                "detection_ms",
+                "queued_ms",
+                "reaction_ref_ms",
+                "queued_ref_ms",
+                "heard_gap_ms",
+            )
             result["true_reaction"] = {
-                key: summary([row[key] for row in rows if row.get(key) is not None])
-                for key in ("reaction_ms", "detection_ms", "queued_ms")
+                key: summary([row[key] for row in rows if row.get(key) is not None]) for key in keys
             } | {"interruptions": rows}
         return result
 

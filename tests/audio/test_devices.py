@@ -15,6 +15,7 @@ from voice.audio import commands
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import MicrophoneStream, SpeakerStream, list_devices
 from voice.audio.playback import PlaybackBuffer
+from voice.audio.sink_input import SinkInputControl
 from voice.errors import DeviceError
 
 RATE = ENGINE_RATE
@@ -100,6 +101,70 @@ def test_speaker_audio_comes_back_through_the_monitor_and_stop_silences_it(pulse
     assert not sent[last_sound].samples[80:].any()  # the stop fade fits in the start of one block
     assert not any(b.samples.any() for b in sent[last_sound + 1 :])
     assert sum(b.frames for b in sent) == buffer.handed_out
+
+
+def steady(speaker: SpeakerStream) -> Callable[[], bool]:
+    """A condition: no new underflow of ``speaker`` for half a second."""
+    seen = [speaker.underflows, time.monotonic()]
+
+    def check() -> bool:
+        if speaker.underflows != seen[0]:
+            seen[:] = [speaker.underflows, time.monotonic()]
+        return time.monotonic() - seen[1] >= 0.5
+
+    return check
+
+
+@pytest.mark.device
+def test_a_pause_silences_the_audio_the_sound_server_still_holds_and_counts_only_what_reached_it(
+    pulse_device: str,
+) -> None:
+    heard = Recorder()
+    buffer = PlaybackBuffer()
+    reply = (np.random.default_rng(7).standard_normal(4 * RATE) * 0.1).astype(np.float32)
+
+    with (
+        MicrophoneStream(heard, device=pulse_device, block_frames=640) as mic,
+        SpeakerStream(buffer, device=pulse_device, block_frames=640, muter=SinkInputControl()) as speaker,
+    ):
+        wait_until(lambda: len(heard.audio()) >= RATE // 5, "the mic delivers audio")
+        # a stream opened right after another may underrun again and again for seconds (PortAudio's
+        # ALSA pulse plugin, with or without muting): the reply starts once the speaker is steady
+        wait_until(steady(speaker), "the speaker plays without underflows for half a second")
+        buffer.enqueue(reply, turn=1)
+        wait_until(lambda: rms(heard.audio()[-RATE // 2 :]) > 0.05, "the reply is heard for half a second")
+        cut_at = len(heard.audio())  # the mic's clock when the pause comes
+        counted_before = buffer.audio_played_at(speaker.position - speaker.latency_samples)
+        buffer.pause()
+        silenced_from = speaker.silence_unplayed()
+        assert silenced_from is not None, "nothing was silenced in the sound server"
+
+        def unmuted() -> bool:
+            speaker.unmute_when_played()
+            return not buffer.is_held
+
+        wait_until(unmuted, "the silenced audio has played through and the stream is unmuted")
+        time.sleep(0.3)
+        counted = buffer.audio_played_to
+        resumed_at = len(heard.audio())
+        buffer.resume()
+        wait_until(lambda: len(heard.audio()) > resumed_at + RATE // 2, "the mic hears on")
+        mic.check()
+        speaker.check()
+
+    audio = heard.audio()
+    loud = np.flatnonzero(np.abs(audio[:resumed_at]) > 1e-3)
+    first, end = int(loud[0]), int(loud[-1]) + 1
+    reached = end - first  # the reply's samples that reached the sink before the pause took hold
+    # the old code let the ~120 ms PulseAudio had queued play out after the pause
+    assert (end - cut_at) * 1000 / RATE < 100
+    assert counted_before <= reached
+    assert reached - 50 * RATE // 1000 <= counted <= reached  # at or just under what reached the sink
+    again = np.flatnonzero(np.abs(audio[resumed_at:]) > 1e-3)
+    continued = audio[resumed_at + int(again[0]) + 200 : resumed_at + int(again[0]) + 1200]
+    lags = np.correlate(reply[: counted + 2000].astype(np.float64), continued.astype(np.float64), "valid")
+    # a resume plays on from what was counted (its fade-in hides the first few samples' onset)
+    assert abs(int(np.argmax(np.abs(lags))) - 200 - counted) <= 8
 
 
 @pytest.mark.device

@@ -197,3 +197,58 @@ def test_turn_audio_queued_out_of_step_is_refused() -> None:
 
     with pytest.raises(ProtocolError, match="queued at 200, but 300"):
         buffer.enqueue(np.ones(10, dtype=np.float32), turn=1, at=200)
+
+
+def test_audio_a_device_silenced_counts_unplayed_and_a_resume_plays_it_from_there() -> None:
+    buffer = PlaybackBuffer()
+    audio = np.arange(1, 4001, dtype=np.float32) / 4000
+    buffer.enqueue(audio, turn=1)
+    handed = np.concatenate([buffer.pull(BLOCK) for _ in range(4)])  # 1280 samples handed to the device
+    buffer.pause()
+    assert buffer.cuts == 1
+
+    assert buffer.holds_sound_from(700)
+    assert buffer.take_back(700) == 1280 - 700  # the device had played 700 when it was silenced
+    assert buffer.audio_played_to == 700
+    assert buffer.audio_played_at(10**9) == 700
+    assert buffer.played_of(1, buffer.audio_played_to) == 700
+    assert not buffer.holds_sound_from(700)
+
+    buffer.resume()
+    resumed = np.concatenate([buffer.pull(BLOCK) for _ in range(3)])
+    np.testing.assert_array_equal(handed[:700], audio[:700])
+    np.testing.assert_allclose(resumed[FADE:], audio[700 + FADE : 700 + 3 * BLOCK], rtol=1e-6)
+    assert np.all(resumed[:FADE] <= audio[700 : 700 + FADE])  # faded back in, never a step
+    assert buffer.audio_played_to == 700 + 3 * BLOCK
+    assert buffer.clock_of(buffer.audio_played_to) == 7 * BLOCK  # the clock ran on over the silence
+
+
+def test_after_a_stop_the_silenced_audio_is_gone_and_new_audio_plays() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(tone(4000))
+    buffer.pull(BLOCK)
+    buffer.pull(BLOCK)
+    buffer.stop()
+
+    buffer.take_back(BLOCK)
+
+    assert buffer.audio_played_to == BLOCK
+    assert buffer.queued_frames == 0
+    assert not buffer.is_playing
+    new = tone(BLOCK, 0.3)
+    at = buffer.enqueue(new)
+    np.testing.assert_array_equal(buffer.pull(BLOCK), new)
+    assert buffer.audio_played_to == at + BLOCK
+
+
+def test_a_held_buffer_hands_out_silence_until_released_and_loses_nothing() -> None:
+    buffer = PlaybackBuffer()
+    audio = tone(2 * BLOCK)
+    buffer.enqueue(audio)
+
+    buffer.hold()
+    assert not buffer.pull(BLOCK).any()
+    assert buffer.queued_frames == 2 * BLOCK
+    buffer.release()
+
+    np.testing.assert_array_equal(np.concatenate((buffer.pull(BLOCK), buffer.pull(BLOCK))), audio)

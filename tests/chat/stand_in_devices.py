@@ -13,7 +13,7 @@ from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import DeviceConversation, DeviceSettings, OpenInput
+from voice.chat.driver import DeviceConversation, DeviceSettings, OpenInput, OpenOutput
 from voice.components import SpeechModels, make_engine
 from voice.conversation.session_log import SessionLog
 from voice.runtime import Thinker, Work
@@ -72,9 +72,10 @@ def stand_in_conversation(
     say: Callable[[str], None] | None = None,
     input_levels: bool = False,
     idle_batches: bool | None = None,
+    open_output: OpenOutput | None = None,
 ) -> DeviceConversation:
-    """The real driver on ``open_input``'s microphone and a silent speaker, with stand-in ASR, TTS and LLM
-    (a ``RecordingThinker`` unless given) and the work done inline."""
+    """The real driver on ``open_input``'s microphone and a silent speaker (unless ``open_output`` opens
+    another), with stand-in ASR, TTS and LLM (a ``RecordingThinker`` unless given), the work done inline."""
     return DeviceConversation(
         make_engine(),
         SpeechModels(Hears(), EvenSynthesizer()),
@@ -84,7 +85,7 @@ def stand_in_conversation(
         devices or DeviceSettings(),
         session_log,
         open_input=open_input,
-        open_output=lambda buffer, on_played: SilentSpeaker(buffer),
+        open_output=open_output or (lambda buffer, on_played: SilentSpeaker(buffer)),
         say=say,
         input_levels=input_levels,
         idle_batches=idle_batches,

@@ -12,8 +12,9 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import monotonic
 from types import ModuleType, TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Protocol, Self
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from voice.audio.playback import PlaybackBuffer
 from voice.errors import DeviceError
 
 DeviceSpec = int | str | None
+MAX_STAMPED_LATENCY_S = 2.0  # a latency the stamps put beyond this means they cannot be trusted
 Kind = Literal["input", "output"]
 
 
@@ -221,11 +223,32 @@ class MicrophoneStream(_Stream):
             self._fail(exc)
 
 
+class Muter(Protocol):
+    """Mutes this process's output stream in the sound server, which holds audio PortAudio cannot drop."""
+
+    def mute(self, muted: bool) -> bool:
+        """Mute or unmute at once; False when that cannot be done."""
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Stamp:
+    """A block handed to the device: its output-clock start and when PortAudio says it will be played,
+    moved onto ``time.monotonic`` (asking PortAudio the time from another thread would call into ALSA)."""
+
+    start: int
+    plays_at: float
+
+
 class SpeakerStream(_Stream):
     """Plays a PlaybackBuffer: each device callback pulls exactly the frames the device asks for.
 
     ``on_played`` (optional, on PortAudio's thread) receives every block handed to the device with its
     output-clock start and the time it will be played: the reference signal an echo canceller needs.
+    The latency is read from those stamps (PulseAudio's queue is longer than PortAudio's buffer says).
+    With a ``muter`` (the sound server's control of this stream), :meth:`silence_unplayed` silences
+    what the device holds but has not played yet, handing it back to the buffer.
     """
 
     kind: Kind = "output"
@@ -236,6 +259,7 @@ class SpeakerStream(_Stream):
         device: DeviceSpec = None,
         block_frames: int = 320,
         on_played: Callable[[AudioBlock], None] | None = None,
+        muter: Muter | None = None,
     ) -> None:
         if buffer.rate != ENGINE_RATE:
             raise DeviceError(
@@ -243,8 +267,72 @@ class SpeakerStream(_Stream):
             )
         self.buffer = buffer
         self.underflows = 0
+        self.silenced = 0  # times audio held by the device was silenced (silence_unplayed)
         self._on_played = on_played
+        self._muter = muter
+        self._muted_through: int | None = None  # the device holds silenced audio up to this clock sample
+        self._stamp: _Stamp | None = None  # the latest block with a usable stamp
         super().__init__(device, block_frames, buffer.position)
+
+    @property
+    def latency_samples(self) -> int:
+        """How far behind ``position`` the sample playing now is: from the latest block's stamp and the
+        stream's time, else the latency PortAudio reports for the stream."""
+        playing = self._playing_now()
+        if playing is None:
+            return super().latency_samples
+        return max(0, self._next - playing)
+
+    def silence_unplayed(self) -> int | None:
+        """Silence the audio the device holds but has not played yet: the buffer takes it back (a paused
+        reply plays it on resume) and hands out silence until the device has played through it, then
+        :meth:`unmute_when_played` lets sound through again. Returns the output-clock sample from which
+        nothing was heard, or None when nothing was silenced (no muter, no stamps, no audio held)."""
+        playing = self._playing_now()  # before muting: what plays meanwhile counts as unheard
+        if self._muter is None or playing is None or not self.buffer.holds_sound_from(playing):
+            return None
+        self.buffer.hold()
+        if not self._muter.mute(True):
+            self.buffer.release()
+            return None
+        self.buffer.take_back(playing)
+        self._muted_through = self._next
+        self.silenced += 1
+        return playing
+
+    def unmute_when_played(self) -> None:
+        """Once the device has played through the silenced audio, unmute it and let the buffer play on."""
+        if self._muted_through is None:
+            return
+        playing = self._playing_now()
+        if playing is not None and playing >= self._muted_through:
+            self._unmute()
+
+    def _unmute(self) -> None:
+        if self._muter is not None and self._muted_through is not None:
+            self._muted_through = None
+            self._muter.mute(False)
+            self.buffer.release()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._unmute()  # a buffer held for a closed stream would stay silent on the next one
+            if self._muter is not None:
+                self._muter.close()
+
+    def _playing_now(self) -> int | None:
+        """The output-clock sample being played now, by the latest stamp (never past what was handed out)."""
+        stamp = self._stamp
+        if stamp is None:
+            return None
+        playing = stamp.start + round((monotonic() - stamp.plays_at) * ENGINE_RATE)
+        if (
+            self._next - playing > MAX_STAMPED_LATENCY_S * ENGINE_RATE
+        ):  # stamps on another clock than the time
+            return None
+        return min(self._next, playing)
 
     def _callback(self, data: Any, frames: int, time: Any, status: Any) -> None:
         if status.output_underflow:
@@ -253,6 +341,9 @@ class SpeakerStream(_Stream):
         samples = self.buffer.pull(frames)
         data[:, 0] = samples
         self._next = start + frames
+        ahead = time.outputBufferDacTime - time.currentTime
+        if ahead > 0:  # a stream (re)starting stamps its blocks "now"
+            self._stamp = _Stamp(start, monotonic() + ahead)
         if self._on_played is not None:
             try:
                 self._on_played(AudioBlock(samples, ENGINE_RATE, start, time.outputBufferDacTime))

@@ -96,6 +96,14 @@ class EchoReference:
             self._copy(block.start, block.samples, into_ring=True)
             self._end = max(self._end, block.end)
 
+    def unplayed_from(self, speaker_sample: int) -> None:
+        """What was handed to the speaker from ``speaker_sample`` on never sounded (it was silenced in the
+        device): no echo of it will come, so the reference holds silence there instead."""
+        with self._lock:
+            start = max(speaker_sample, self._end - len(self._ring))
+            if self._end > start:
+                self._copy(start, np.zeros(self._end - start, dtype=np.float32), into_ring=True)
+
     def glitch(self) -> None:
         """A device dropped or inserted audio (an overflow or underflow): the counts moved against each
         other, so line up again from the very next stamps, before the cancellers lose the echo (the

@@ -12,6 +12,10 @@ Two counters describe progress, and the engine needs both to know what the user 
 before that clock sample. The device plays a sample ``latency`` samples after it is handed out, so
 the audio heard by clock sample N is ``audio_played_at(N - latency)``.
 
+A device that silences what it holds but has not played yet (:meth:`take_back`) hands that audio back:
+it counts as never played, and a paused queue plays it again on ``resume``. While the device still
+holds that silenced audio, :meth:`hold` keeps the buffer handing out silence until :meth:`release`.
+
 Thread-safe: ``pull`` runs on the audio device's thread, everything else on the engine's.
 """
 
@@ -30,6 +34,8 @@ from voice.errors import AudioError, ProtocolError
 # How many runs of contiguous playback ``audio_played_at`` remembers; a run ends at each pause, stop
 # or underrun, so this covers far more than one reply.
 _RUN_HISTORY = 1024
+# How much audio handed out the buffer keeps to take back: more than any device holds.
+_IN_FLIGHT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,10 @@ class PlaybackBuffer:
         self._fade = max(1, round(rate * fade_ms / 1000))
         self._lock = threading.Lock()
         self._queue: deque[tuple[int, Samples]] = deque()  # (enqueue index of first sample, samples)
-        self._tail: deque[tuple[int, Samples]] = deque()  # faded-out audio still to play after stop/pause
+        # faded-out audio still to play after stop/pause: (index, faded, the samples before the fade)
+        self._tail: deque[tuple[int, Samples, Samples]] = deque()
+        self._in_flight: deque[_Run] = deque()  # audio handed out lately, unfaded, by output clock
+        self._in_flight_audio: deque[Samples] = deque()
         self._queued = 0
         self._enqueued = 0
         self._handed_out = 0
@@ -79,6 +88,9 @@ class PlaybackBuffer:
         self._runs: list[_Run] = []
         self._forgotten_played_to = 0
         self._turn_audio: _TurnAudio | None = None  # the reply audio queued since the last stop
+        self._dropped_before = 0  # enqueue index below which a stop discarded everything
+        self._held = False
+        self.cuts = 0  # times pause or stop cut queued audio short (a device may drop what it holds)
 
     def enqueue(self, samples: Samples, turn: int | None = None, at: int = 0) -> int:
         """Queue mono audio after what is already queued; returns the enqueue index of its first sample.
@@ -121,21 +133,79 @@ class PlaybackBuffer:
         """Hand the device exactly ``frames`` samples: queued audio, then silence if the queue runs dry."""
         out = np.zeros(frames, dtype=np.float32)
         with self._lock:
-            filled = self._drain(self._tail, out, 0)
-            if not self._paused:
+            filled = 0 if self._held else self._drain_tail(out)
+            if not self._paused and not self._held:
                 fade_in_from = filled
                 filled = self._drain(self._queue, out, filled)
                 self._apply_fade_in(out[fade_in_from:filled])
             self._handed_out += frames
+            self._forget_in_flight()
         return out
+
+    def hold(self) -> None:
+        """Hand out only silence until :meth:`release` (pause, resume and stop work as ever meanwhile)."""
+        with self._lock:
+            self._held = True
+
+    def release(self) -> None:
+        with self._lock:
+            self._held = False
+
+    @property
+    def is_held(self) -> bool:
+        return self._held
+
+    def holds_sound_from(self, clock_sample: int) -> bool:
+        """Has audio been handed out at or after ``clock_sample`` (so a device may still be holding it)?"""
+        with self._lock:
+            return (
+                bool(self._in_flight)
+                and self._in_flight[-1].clock + self._in_flight[-1].length > clock_sample
+            )
+
+    def take_back(self, clock_sample: int) -> int:
+        """The device dropped everything handed out from ``clock_sample`` on, unplayed: that audio counts
+        as never played and goes back to the head of the queue (a paused queue plays it on ``resume``;
+        after ``stop`` it is gone). Fading audio not yet handed out goes back too, as it was. Returns the
+        samples taken back. The clock runs on: the device played silence instead."""
+        with self._lock:
+            back: list[tuple[int, Samples]] = [(index, original) for index, _, original in self._tail]
+            self._queued -= sum(len(original) for _, original in back)
+            self._tail.clear()
+            taken = 0
+            while self._in_flight and self._in_flight[-1].clock + self._in_flight[-1].length > clock_sample:
+                run, audio = self._in_flight.pop(), self._in_flight_audio.pop()
+                keep = max(0, clock_sample - run.clock)
+                back.insert(0, (run.index + keep, audio[keep:]))
+                taken += run.length - keep
+                if keep:
+                    self._in_flight.append(_Run(run.clock, run.index, keep))
+                    self._in_flight_audio.append(audio[:keep])
+            self._forget_runs_from(clock_sample)
+            for index, audio in reversed(back):
+                if index >= self._dropped_before:  # a stop discarded the rest
+                    self._queue.appendleft((index, audio))
+                    self._queued += len(audio)
+            return taken
+
+    def _forget_runs_from(self, clock_sample: int) -> None:
+        """Nothing handed out from ``clock_sample`` on was played. Lock held."""
+        while self._runs and self._runs[-1].clock >= clock_sample:
+            self._runs.pop()
+        if self._runs and self._runs[-1].clock + self._runs[-1].length > clock_sample:
+            self._runs[-1].length = clock_sample - self._runs[-1].clock
+        last = self._runs[-1] if self._runs else None
+        self._played_to = self._forgotten_played_to if last is None else last.index + last.length
 
     def stop(self) -> None:
         """Discard all queued audio; it ends within the next block with a short fade, and pause is lifted."""
         with self._lock:
+            self.cuts += bool(self._queue) or bool(self._tail) or self._paused
             if not self._paused:
                 self._fade_out_head()
             self._queued -= sum(len(chunk) for _, chunk in self._queue)
             self._queue.clear()
+            self._dropped_before = self._enqueued
             self._turn_audio = None  # a retried attempt counts its audio afresh
             self._paused = False
             self._fade_in_left = 0
@@ -144,6 +214,7 @@ class PlaybackBuffer:
         """Go silent within the next block (with a fade), keeping the rest of the queue for ``resume``."""
         with self._lock:
             if not self._paused:
+                self.cuts += 1
                 self._fade_out_head()
                 self._paused = True
                 self._fade_in_left = 0
@@ -161,7 +232,7 @@ class PlaybackBuffer:
 
     @property
     def is_playing(self) -> bool:
-        """True while queued audio will reach the device on the next pulls."""
+        """True while queued audio will reach the device on the next pulls (or once a hold ends)."""
         with self._lock:
             return bool(self._tail) or (not self._paused and bool(self._queue))
 
@@ -222,14 +293,38 @@ class PlaybackBuffer:
             index, chunk = queue.popleft()
             count = min(len(chunk), len(out) - filled)
             out[filled : filled + count] = chunk[:count]
-            self._record(self.start + self._handed_out + filled, index, count)
+            self._record(self.start + self._handed_out + filled, index, chunk[:count])
             if count < len(chunk):
                 queue.appendleft((index + count, chunk[count:]))
             filled += count
             self._queued -= count
         return filled
 
-    def _record(self, clock: int, index: int, length: int) -> None:
+    def _drain_tail(self, out: Samples) -> int:
+        """Move the faded-out tail into the start of ``out``; returns the fill level. Lock held."""
+        filled = 0
+        while filled < len(out) and self._tail:
+            index, faded, original = self._tail.popleft()
+            count = min(len(faded), len(out))
+            out[filled : filled + count] = faded[:count]
+            self._record(self.start + self._handed_out + filled, index, original[:count])
+            if count < len(faded):
+                self._tail.appendleft((index + count, faded[count:], original[count:]))
+            filled += count
+            self._queued -= count
+        return filled
+
+    def _forget_in_flight(self) -> None:
+        """Audio handed out long enough ago has played on any device: it can no longer be taken back."""
+        horizon = self.start + self._handed_out - round(_IN_FLIGHT_S * self.rate)
+        while self._in_flight and self._in_flight[0].clock + self._in_flight[0].length <= horizon:
+            self._in_flight.popleft()
+            self._in_flight_audio.popleft()
+
+    def _record(self, clock: int, index: int, audio: Samples) -> None:
+        length = len(audio)
+        self._in_flight.append(_Run(clock, index, length))
+        self._in_flight_audio.append(audio)
         self._played_to = index + length
         last = self._runs[-1] if self._runs else None
         if last is not None and last.clock + last.length == clock and last.index + last.length == index:
@@ -247,7 +342,8 @@ class PlaybackBuffer:
         while taken < self._fade and self._queue:
             index, chunk = self._queue.popleft()
             count = min(len(chunk), self._fade - taken)
-            self._tail.append((index, (chunk[:count] * ramp[taken : taken + count]).astype(np.float32)))
+            faded = (chunk[:count] * ramp[taken : taken + count]).astype(np.float32)
+            self._tail.append((index, faded, chunk[:count]))
             if count < len(chunk):
                 self._queue.appendleft((index + count, chunk[count:]))
             taken += count

@@ -1,18 +1,21 @@
 """A private PulseAudio server with one null sink: a virtual speaker whose monitor is the microphone.
 
 For headless machines (a kiosk being set up, CI, benchmarks): PortAudio reaches it through ALSA's pulse
-plugin as the device "pulse" once ``PULSE_SERVER`` names the address this yields.
+plugin as the device "pulse" once ``PULSE_SERVER`` names the address this yields. The server dies with
+the thread that started it, also when a SIGTERM or SIGKILL ends the process before its cleanup runs.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from voice.dying_child import dying_command
 from voice.errors import DeviceError
 from voice.process import stop_process
 
@@ -33,11 +36,10 @@ def private_pulse(runtime: Path) -> Iterator[str]:
     env.pop("PULSE_SERVER", None)
     socket = runtime / "pulse" / "native"
     log = runtime / "pulseaudio.log"
-    try:
-        with log.open("wb") as log_file:
-            server = subprocess.Popen(_COMMAND, env=env, stdout=log_file, stderr=log_file)
-    except FileNotFoundError as exc:
-        raise DeviceError("pulseaudio is not installed (apt-get install pulseaudio)") from exc
+    if shutil.which(_COMMAND[0]) is None:  # the wrapper would only fail once started
+        raise DeviceError("pulseaudio is not installed (apt-get install pulseaudio)")
+    with log.open("wb") as log_file:
+        server = subprocess.Popen(dying_command(_COMMAND), env=env, stdout=log_file, stderr=log_file)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not socket.exists() and server.poll() is None and time.monotonic() < deadline:

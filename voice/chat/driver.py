@@ -13,12 +13,14 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream, rescan_devices
 from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
+from voice.audio.sink_input import sink_input_control
 from voice.chat.input_level import LevelMeter
 from voice.chat.mic_batches import MicBatches
 from voice.client_events import StateChanged, StreamEvent
@@ -58,6 +60,16 @@ class DeviceSettings:
     idle_batch_ms: int = 160
 
 
+@runtime_checkable
+class SilencingOutput(Protocol):
+    """An output that can silence the audio its device holds but has not played (voice/audio/devices.py)."""
+
+    def silence_unplayed(self) -> int | None:
+        """Silence it; the output-clock sample from which nothing was heard, or None if nothing was."""
+
+    def unmute_when_played(self) -> None: ...
+
+
 OpenInput = Callable[[Callable[[AudioBlock], None]], AudioInput]
 OpenOutput = Callable[[PlaybackBuffer, Callable[[AudioBlock], None]], AudioOutput]
 
@@ -72,7 +84,13 @@ def device_openers(devices: DeviceSettings) -> tuple[OpenInput, OpenOutput]:
         return mic
 
     def open_output(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
-        speaker = SpeakerStream(buffer, devices.output_device, frames, on_played=on_played)
+        muter = sink_input_control()
+        try:
+            speaker = SpeakerStream(buffer, devices.output_device, frames, on_played=on_played, muter=muter)
+        except DeviceError:
+            if muter is not None:
+                muter.close()  # its connection to the sound server goes with the speaker it was for
+            raise
         speaker.start()
         return speaker
 
@@ -138,6 +156,7 @@ class DeviceConversation:
         self._idle_frames = devices.idle_batch_ms * ENGINE_RATE // 1000 if batching else 0
         self._batches: MicBatches | None = None
         self._listening = True  # the engine starts listening; StateChanged says when that changes
+        self._cuts_seen = 0  # the playback buffer's cuts already silenced in the device
         self.runner.events.subscribe(self._follow_state)
         engine = self.runner.engine
         self._meter = (
@@ -314,9 +333,22 @@ class DeviceConversation:
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
         self._duplex.step(block, mic, speaker)
+        self._silence_cut_audio(speaker)
         if self._meter is not None:
             self._meter.add(block)
         self._note_idle()
+
+    def _silence_cut_audio(self, speaker: AudioOutput) -> None:
+        """A pause or stop of the playback silences what the device still holds of the cut audio at once,
+        not after the device's latency; the echo reference then expects no echo of it."""
+        if not isinstance(speaker, SilencingOutput):
+            return
+        if self.buffer.cuts != self._cuts_seen:
+            self._cuts_seen = self.buffer.cuts
+            silenced_from = speaker.silence_unplayed()
+            if silenced_from is not None:
+                self._echo.reference.unplayed_from(silenced_from)
+        speaker.unmute_when_played()
 
     def _note_idle(self) -> None:
         """While nobody speaks and nothing plays, the mic's blocks gather and the echo canceller rests."""

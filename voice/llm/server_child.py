@@ -7,25 +7,17 @@ server behind, then becomes the server. Elsewhere only the parent's orderly shut
 
 from __future__ import annotations
 
-import ctypes
 import os
 import runpy
-import signal
 import sys
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+from voice.dying_child import die_with_parent
 
 
 def main(argv: list[str]) -> None:
     parent_pid, *server_args = argv
     if sys.platform == "linux":
-        _die_with_parent()
+        die_with_parent()
     if os.getppid() != int(parent_pid):
         sys.exit("voice exited before its LLM server started")  # too late for the death signal
     sys.argv = ["llama_cpp.server", *server_args]
