@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,21 @@ def without_against(argv: list[str]) -> list[str]:
         elif not arg.startswith("--against="):
             out.append(arg)
     return out
+
+
+def print_before_and_after(
+    against: Path | None,
+    script: str,
+    argv: list[str],
+    measure: Callable[[], dict[str, Any]],
+    out: Path | None,
+) -> None:
+    """``script`` on ``against`` first (if given), then ``measure()`` here: printed and written to ``out``."""
+    before = None if against is None else run_against(against, script, without_against(argv))
+    after = measure()
+    printed = json.dumps(
+        after if before is None else {"before": {"tree": str(against), **before}, "after": after}, indent=2
+    )
+    print(printed)
+    if out is not None:
+        out.write_text(printed + "\n")

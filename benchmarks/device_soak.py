@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import run_against, without_against
+from against import print_before_and_after
 from word_error import wer
 
 import voice
@@ -875,18 +875,12 @@ def main() -> int:
     )
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()
-    before = None
-    if args.against is not None:
-        before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-    with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
-        after = run(args, Path(folder))
-    printed = json.dumps(
-        after if before is None else {"before": {"tree": str(args.against), **before}, "after": after},
-        indent=2,
-    )
-    print(printed)
-    if args.out is not None:
-        args.out.write_text(printed + "\n")
+
+    def measure() -> dict[str, Any]:
+        with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
+            return run(args, Path(folder))
+
+    print_before_and_after(args.against, __file__, sys.argv[1:], measure, args.out)
     return 0
 
 

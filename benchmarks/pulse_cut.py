@@ -19,7 +19,6 @@ Usage: python benchmarks/pulse_cut.py [--trials 12] [--after-s 1.5] [--against T
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import run_against, without_against
+from against import print_before_and_after
 
 import voice
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -144,18 +143,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="also write the JSON there")
     parser.add_argument("--against", type=Path, help="another source tree to measure first, for before/after")
     args = parser.parse_args()
-    before = None
-    if args.against is not None:
-        before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-    with tempfile.TemporaryDirectory(prefix="pulse-cut-") as folder:
-        after = run(args, Path(folder))
-    printed = json.dumps(
-        after if before is None else {"before": {"tree": str(args.against), **before}, "after": after},
-        indent=2,
-    )
-    print(printed)
-    if args.out is not None:
-        args.out.write_text(printed + "\n")
+
+    def measure() -> dict[str, Any]:
+        with tempfile.TemporaryDirectory(prefix="pulse-cut-") as folder:
+            return run(args, Path(folder))
+
+    print_before_and_after(args.against, __file__, sys.argv[1:], measure, args.out)
     return 0
 
 

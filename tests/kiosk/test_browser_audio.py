@@ -230,24 +230,31 @@ def test_the_echo_reference_lines_up_with_where_the_page_plays_its_reply() -> No
     assert reference.lag == behind
 
 
-def test_a_page_read_late_in_a_burst_reaches_the_conversation_whole() -> None:
-    """Under load the kiosk's loop stalls, then reads the page's queued frames at once. 1.5 s of them
-    is inside the driver's 2 s backlog, so none of the user's words may be dropped (20 ms blocks made
-    that backlog 1 s, and a cut-in lost its first words)."""
-    said: list[str] = []
-    audio = BrowserAudio()
-    talk = DeviceConversation(
+def page_conversation(
+    audio: BrowserAudio, said: list[str], canceller: HeardMic | None = None
+) -> DeviceConversation:
+    """A conversation on the page's audio, with stand-in models; what it says goes to ``said``."""
+    return DeviceConversation(
         make_engine(),
         SpeechModels(Hears(), EvenSynthesizer()),
         RecordingThinker(),
         Work(threaded=False),
-        None,
+        canceller,
         DeviceSettings(),
         None,
         open_input=audio.open_input,
         open_output=audio.open_output,
         say=said.append,
     )
+
+
+def test_a_page_read_late_in_a_burst_reaches_the_conversation_whole() -> None:
+    """Under load the kiosk's loop stalls, then reads the page's queued frames at once. 1.5 s of them
+    is inside the driver's 2 s backlog, so none of the user's words may be dropped (20 ms blocks made
+    that backlog 1 s, and a cut-in lost its first words)."""
+    said: list[str] = []
+    audio = BrowserAudio()
+    talk = page_conversation(audio, said)
     page = Page()
     frames = 76  # 1.52 s
     handled: list[int] = []
@@ -294,18 +301,7 @@ def test_a_loop_stalled_while_the_page_talks_loses_none_of_its_words_and_reopens
     said: list[str] = []
     audio = BrowserAudio()
     heard = HeardMic()
-    talk = DeviceConversation(
-        make_engine(),
-        SpeechModels(Hears(), EvenSynthesizer()),
-        RecordingThinker(),
-        Work(threaded=False),
-        heard,
-        DeviceSettings(),
-        None,
-        open_input=audio.open_input,
-        open_output=audio.open_output,
-        say=said.append,
-    )
+    talk = page_conversation(audio, said, heard)
     page = Page()
     frames = 100  # 2 s, at the page's pace
     words = [speech(FRAME, index) for index in range(frames)]
