@@ -149,6 +149,7 @@ class DeviceConversation:
         self._started = False  # has the mic opened last delivered a block yet?
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
+        self._silencing: SilencingOutput | None = None  # the speaker, when it can silence what it holds
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
         self._stream = 0  # which opening of the mic is current: a closed one's late blocks are dropped
         self._counters = {"reopened": 0, "dropped_blocks": 0, "loop_stalls": 0}
@@ -212,6 +213,8 @@ class DeviceConversation:
         self._duplex.streams_opened()
         self._started = False
         self._speaker = self._open_output(self.buffer, self._echo.played)
+        # asked once here: a runtime Protocol check costs attribute lookups on every mic block
+        self._silencing = self._speaker if isinstance(self._speaker, SilencingOutput) else None
         try:
             self._mic = self._open_input(deliver)
         except DeviceError:
@@ -308,6 +311,7 @@ class DeviceConversation:
                 except DeviceError as exc:
                     self._say(str(exc))
         self._mic = self._speaker = None
+        self._silencing = None
         self._duplex.streams_closed()
         self._next_start = self.clock
         # A mic that stalled may still deliver its overdue blocks, and some may be queued: they would
@@ -333,15 +337,16 @@ class DeviceConversation:
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
         self._duplex.step(block, mic, speaker)
-        self._silence_cut_audio(speaker)
+        self._silence_cut_audio()
         if self._meter is not None:
             self._meter.add(block)
         self._note_idle()
 
-    def _silence_cut_audio(self, speaker: AudioOutput) -> None:
+    def _silence_cut_audio(self) -> None:
         """A pause or stop of the playback silences what the device still holds of the cut audio at once,
         not after the device's latency; the echo reference then expects no echo of it."""
-        if not isinstance(speaker, SilencingOutput):
+        speaker = self._silencing
+        if speaker is None:
             return
         if self.buffer.cuts != self._cuts_seen:
             self._cuts_seen = self.buffer.cuts
