@@ -1,10 +1,13 @@
 """The page as microphone and speaker: chromium's fake microphone plays a WAV into the page.
 
-The WAV asks for a story, then keeps asking about the weekend every few seconds. The kiosk must hear
+The WAV asks for a story, then keeps asking about Sunday's forecast every few seconds. The kiosk must hear
 the question through the page, play the reply back through it, and at the first cut-in that lands
 while the reply plays, pause and cut the reply keeping exactly what the page reported played, and
 carry that into the next request. A repeated cut-in lands in a reply whatever the model's speed and
 the reply's length on a given run; one at a fixed time missed a short reply on a fast run.
+The cut-in is one whisper tiny.en hears the same every time: "Actually, what about the weekend?" it
+heard as "...that we can" in 2 of 20 slightly varied copies of the clip itself, and through Chromium's
+audio processing in all six cut-ins of one CI run; this test is of the page's path, not of the model.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ CUT_INS = 6
 
 def question_then_interruptions(path: Path) -> Path:
     question = read_wav(AUDIO / "fox-story.wav").samples
-    cut_in = read_wav(AUDIO / "what-weekend.wav").samples
+    cut_in = read_wav(AUDIO / "check-sunday.wav").samples
     gap = np.zeros(round(EVERY_S * ENGINE_RATE), dtype=np.float32)
     parts = [np.zeros(round(LEAD_S * ENGINE_RATE), dtype=np.float32), question]
     for _ in range(CUT_INS):
@@ -58,8 +61,7 @@ def test_a_question_and_an_interruption_spoken_into_the_page(tmp_path: Path) -> 
             driver.find_element(By.ID, "talk").click()
             cut = watcher.wait_for("response.interrupted", lambda e: bool(e["heard"]))
             follow_up = watcher.wait_for("response.created", lambda e: e["turn"] > cut["turn"])
-            # over the reply a pause after "Actually," may end the first utterance: the rest follows
-            watcher.wait_for("input.transcript", lambda e: "weekend" in e["text"].lower())
+            watcher.wait_for("input.transcript", lambda e: "sunday" in e["text"].lower())
             wait_until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#log .assistant.cut"))
             problems = console_problems(driver)
     finally:
@@ -68,7 +70,7 @@ def test_a_question_and_an_interruption_spoken_into_the_page(tmp_path: Path) -> 
 
     transcripts = [event["text"].lower() for event in watcher.of("input.transcript")]
     assert "story about a fox" in transcripts[0]
-    assert any("weekend" in text for text in transcripts[1:])
+    assert any("forecast for sunday" in text for text in transcripts[1:])
     assert watcher.of("input.speech_started")
     assert cut["heard"]  # the page played part of the reply, and said so
     assert cut["unheard"]
