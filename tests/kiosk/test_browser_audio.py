@@ -18,7 +18,7 @@ from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.driver import BACKLOG_S, DeviceConversation, DeviceSettings
 from voice.components import SpeechModels, make_engine
-from voice.kiosk.browser_audio import BUSY, EPOCH_S, RELEASE_S, BrowserAudio
+from voice.kiosk.browser_audio import BUSY, EPOCH_S, IDLE_BLOCK_S, RELEASE_S, BrowserAudio
 from voice.runtime import Work
 
 FRAME = 320  # 20 ms, as the page sends
@@ -156,29 +156,36 @@ def test_a_second_page_is_told_once_that_it_only_watches_and_may_talk_once_the_f
 
 
 def test_a_page_that_stops_sending_is_released_to_the_silent_clock() -> None:
-    audio = BrowserAudio()
+    clock = Clock()  # the page's silence is measured on it; the silent clock still ticks in real time
+    audio = BrowserAudio(clock)
     buffer = PlaybackBuffer(ENGINE_RATE)
     page, other = Page(), Page()
     mic: list[AudioBlock] = []
 
-    async def stop_talking() -> tuple[bool, bool, int]:
+    async def ticks(count: int) -> None:
+        for _ in range(count):
+            await asyncio.sleep(IDLE_BLOCK_S)
+
+    async def stop_talking() -> tuple[bool, bool]:
         await opened(audio, buffer, mic)
         audio.take_frame(page, speech(FRAME))  # half a block: the driver gets it when the page goes
         blocks = len(mic)
-        await asyncio.sleep(RELEASE_S / 2)
+        clock.now += RELEASE_S / 2
+        await ticks(5)
         held_meanwhile = audio.holder is page and len(mic) == blocks  # no silence mixed into its audio
-        await asyncio.sleep(RELEASE_S)
+        clock.now += RELEASE_S
+        while len(mic) < blocks + 3:  # its last words, then two of the silent clock's blocks
+            await ticks(1)  # (never, if the page were not released: the wait_for below fails it)
         released = audio.holder is None
         other_refused = audio.take_frame(other, speech(FRAME)) is not None
         audio.close()
-        return held_meanwhile, released and not other_refused, len(mic) - blocks
+        return held_meanwhile, released and not other_refused
 
-    held_meanwhile, released, silent_blocks = asyncio.run(stop_talking())
+    held_meanwhile, released = asyncio.run(asyncio.wait_for(stop_talking(), 10))
 
     assert held_meanwhile
     assert released
     assert np.allclose(mic[0].samples * 32768, np.frombuffer(speech(FRAME), "<i2"))  # its last words first
-    assert silent_blocks >= 2
     assert not any(block.samples.any() for block in mic[1:])
     assert [block.start for block in mic] == [sum(b.frames for b in mic[:i]) for i in range(len(mic))]
 
