@@ -44,6 +44,8 @@ REPLIES = [
     "owls and counted the stars. When spring came, he finally went down to the valley to find a friend.",
     "Okay, on Sunday then.",
 ]
+# a cell that self-interrupts asks for more replies than the two: it is counted, not a crash
+SPARE_REPLIES = ["Sorry, go on."] * 8
 
 
 def cell_scenario(
@@ -54,7 +56,7 @@ def cell_scenario(
         room["noise"] = {"wav": str(AUDIO / "pink-noise.wav"), "gain_db": NOISE_DB}
     data = {
         "version": 1,
-        "llm": {"replies": REPLIES, "first_delta_ms": 300, "delta_ms": 40},
+        "llm": {"replies": REPLIES + SPARE_REPLIES, "first_delta_ms": 300, "delta_ms": 40},
         "room": room,
         "user": [
             {"wav": str(AUDIO / QUESTION), "at_s": 0.5},
