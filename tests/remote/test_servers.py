@@ -57,7 +57,7 @@ def test_a_remote_voice_speaks_with_a_span_for_every_word(
     assert synthesis.audio.rate == ENGINE_RATE
     assert 3.0 < synthesis.audio.frames / ENGINE_RATE < 9.0  # at 22050 read as 24000 it would be off by 9 %
     check_spans(synthesis, TWO_SENTENCES)
-    heard = transcriber.transcribe(synthesis.audio, over_reply=True).text  # the full window: both sentences
+    heard = transcriber.transcribe(synthesis.audio, word_timings=True).text  # the full window: both sentences
     assert words_wrong(TWO_SENTENCES.replace("**", ""), heard) <= 2, heard
 
 
