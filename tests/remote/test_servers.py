@@ -13,6 +13,7 @@ from voice.errors import VoiceError
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
 from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.tts.estimate import LATE_S
 from voice.tts.port import Synthesis
 
 pytestmark = pytest.mark.models
@@ -56,7 +57,7 @@ def test_a_remote_voice_speaks_with_a_span_for_every_word(
     assert synthesis.audio.rate == ENGINE_RATE
     assert 3.0 < synthesis.audio.frames / ENGINE_RATE < 9.0  # at 22050 read as 24000 it would be off by 9 %
     check_spans(synthesis, TWO_SENTENCES)
-    heard = transcriber.transcribe(synthesis.audio, over_reply=True).text  # the full window: both sentences
+    heard = transcriber.transcribe(synthesis.audio, word_timings=True).text  # the full window: both sentences
     assert words_wrong(TWO_SENTENCES.replace("**", ""), heard) <= 2, heard
 
 
@@ -65,10 +66,12 @@ def test_wyoming_sentence_streaming_puts_each_sentence_in_its_own_audio(wyoming_
         synthesis = synthesizer.synthesize(TWO_SENTENCES)
 
     first_ends, second_starts = sentence_gap(synthesis)
-    # The second sentence's words are spread over its own segment: they start after piper's silence
-    # between the segments, where a whole-audio estimate would start them at the pause weight.
-    between = synthesis.audio.samples[first_ends:second_starts]
-    assert second_starts - first_ends > 0.1 * ENGINE_RATE
+    # The second sentence's words are spread over its own segment: they start (LATE_S late, as every
+    # estimated span) after piper's silence between the segments, where a whole-audio estimate would
+    # start them at the pause weight.
+    sounds_at = second_starts - round(LATE_S * ENGINE_RATE)
+    between = synthesis.audio.samples[first_ends:sounds_at]
+    assert sounds_at - first_ends > 0.1 * ENGINE_RATE, (first_ends, second_starts)
     assert float(abs(between).max()) < 0.05
 
 

@@ -36,7 +36,9 @@ def test_sentence_segments_keep_each_sentences_words_in_its_own_audio() -> None:
 
 
 @pytest.mark.models
-def test_the_estimate_puts_a_cut_in_within_one_word_of_the_alignments(synthesizer: PiperSynthesizer) -> None:
+def test_a_cut_in_is_never_told_of_a_word_not_yet_begun_and_falls_short_by_at_most_three(
+    synthesizer: PiperSynthesizer,
+) -> None:
     replies = [
         reply
         for path in SCENARIOS
@@ -45,15 +47,24 @@ def test_the_estimate_puts_a_cut_in_within_one_word_of_the_alignments(synthesize
         if isinstance(reply, str)
     ]
     sentences = [sentence for reply in replies for sentence in re.split(r"(?<=[.!?])\s+", reply) if sentence]
-    close = cuts = 0
+    claimed_past: list[int] = []  # per cut: words the estimate calls heard less the words that had ended
+    not_begun = 0
     for sentence in sentences:
         aligned = synthesizer.synthesize(sentence)
         estimated = estimated_synthesis(sentence, [aligned.audio.samples])
+        true_starts = np.array([timing.start for timing in aligned.words])
         true_ends = np.array([timing.end for timing in aligned.words])
         estimated_ends = np.array([timing.end for timing in estimated.words])
         for cut in range(0, aligned.audio.frames, CUT_EVERY):
-            cuts += 1
-            close += abs(int((true_ends <= cut).sum()) - int((estimated_ends <= cut).sum())) <= 1
+            claimed = int((estimated_ends <= cut).sum())
+            claimed_past.append(claimed - int((true_ends <= cut).sum()))
+            not_begun += claimed > int((true_starts < cut).sum())
 
-    # 98 % here; syllables alone gave 96 %
-    assert close / cuts >= 0.975, f"{close}/{cuts} cut-ins within one word"
+    past = np.array(claimed_past)
+    # 3.6 % of cuts claim the word still playing, 97.7 % within one; the estimate before its refit and
+    # its 40 ms lateness claimed a word still playing at 8.6 %, two at 4 cuts, one not begun at 11
+    assert not_begun == 0
+    assert past.max() <= 1
+    assert np.mean(past == 1) <= 0.05, f"{int(np.sum(past == 1))}/{past.size} cuts claim a word still playing"
+    assert past.min() >= -3
+    assert np.mean(abs(past) <= 1) >= 0.95

@@ -1,4 +1,4 @@
-"""Estimated word spans share the sounding audio out by spoken length, trimmed of silence."""
+"""Estimated word spans share the sounding audio out by spoken length, trimmed of silence, a little late."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import itertools
 
 import numpy as np
 
-from voice.tts.estimate import estimate_spans, spoken_weight
+from voice.audio.block import ENGINE_RATE
+from voice.tts.estimate import LATE_S, estimate_spans, spoken_weight
 
 
 def padded_tone(silence: int, sound: int) -> np.ndarray:
@@ -15,14 +16,21 @@ def padded_tone(silence: int, sound: int) -> np.ndarray:
     return np.concatenate([quiet, tone, quiet])
 
 
-def test_spans_cover_the_sounding_part_only_and_follow_each_other() -> None:
-    audio = padded_tone(silence=1600, sound=16000)
+def test_spans_share_out_the_sounding_part_a_little_late_and_follow_each_other() -> None:
+    late = round(LATE_S * ENGINE_RATE)
+    audio = padded_tone(silence=4000, sound=16000)  # 250 ms of quiet each side: more than the lateness
 
     spans = estimate_spans(["Tomorrow", "starts", "dry."], audio)
 
-    assert spans[0][0] == 1600
-    assert spans[-1][1] == 1600 + 16000
+    assert spans[0][0] == 4000 + late
+    assert spans[-1][1] == 4000 + 16000 + late
     assert [end for _, end in spans[:-1]] == [start for start, _ in spans[1:]]
+
+
+def test_a_span_never_runs_past_the_audio() -> None:
+    audio = padded_tone(silence=400, sound=16000)  # 25 ms of quiet after: less than the lateness
+
+    assert estimate_spans(["Tomorrow", "starts", "dry."], audio)[-1][1] == audio.size
 
 
 def test_the_voice_pauses_at_punctuation_between_words() -> None:
