@@ -28,17 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from against import print_before_and_after
-from scenario_runs import SCENARIOS, Run, progress, simulate
-from spoken_prefix import spoken_prefix
-from word_error import words
+from scenario_runs import SCENARIOS, progress, simulate
+from spoken_prefix import full_window_judge, spoken_prefix
 
 from tests.remote.servers import speech_servers
-from voice.asr.whisper import WhisperSettings, WhisperTranscriber
-from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.wav import read_wav
+from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels, load_speech_models
 from voice.remote.speech import synthesizer_for, transcriber_for
 from voice.turn_end.smart_turn import SmartTurn
+
+WAYS = ("local", "wyoming", "openai")
 
 
 def interrupting_scenarios() -> list[Path]:
@@ -47,20 +46,6 @@ def interrupting_scenarios() -> list[Path]:
         for path in sorted(SCENARIOS.glob("*.json"))
         if json.loads(path.read_text(encoding="utf-8")).get("expect", {}).get("interruptions", 0) > 0
     ]
-
-
-def word_differences(runs: list[Run], judge: WhisperTranscriber) -> list[int]:
-    """For each interrupted turn, the words whisper finds in what played less those of its heard text."""
-    differences: list[int] = []
-    for run in runs:
-        speaker = read_wav(run.out / "speaker.wav").samples
-        for turn in run.report["turns"]:
-            if not turn["interrupted"] or turn["audio_start_s"] is None:
-                continue
-            start, end = (round(turn[key] * ENGINE_RATE) for key in ("audio_start_s", "audio_end_s"))
-            played = judge.transcribe(AudioBlock(speaker[start:end], ENGINE_RATE)).text
-            differences.append(len(words(played)) - len(words(turn["spoken"])))
-    return differences
 
 
 def share(hits: list[bool]) -> float | None:
@@ -76,13 +61,13 @@ def measure(
             progress(f"{label} {repeat + 1}/{repeats}: {path.stem}", started)
             runs.append(simulate(path, work / label / str(repeat) / path.stem, models))
     prefix = spoken_prefix(runs, judge)
-    differences = word_differences(runs, judge)
+    differences = prefix["interrupted_differences"]
     return {
         "interrupted_turns": prefix["interrupted_turns"],
         "within_one_word": prefix["interrupted_fraction"],
         "exact": share([difference == 0 for difference in differences]),
         "claimed_more": share([difference < 0 for difference in differences]),
-        "word_differences": sorted(differences),
+        "word_differences": differences,
         "misses": prefix["misses"],
     }
 
@@ -92,16 +77,18 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=3, help="runs of each remote way (default 3)")
-    parser.add_argument("--ways", default="local,wyoming,openai", help="which ways to run, comma-separated")
+    parser.add_argument("--ways", default=",".join(WAYS), help="which ways to run, comma-separated")
     parser.add_argument("--out", type=Path, help="also write the JSON there")
     parser.add_argument("--against", type=Path, help="another source tree to measure first, for before/after")
     args = parser.parse_args()
     ways = args.ways.split(",")
+    if unknown := sorted(set(ways) - set(WAYS)):
+        parser.error(f"unknown way {', '.join(unknown)}: choose from {', '.join(WAYS)}")
 
     def measure_ways() -> dict[str, Any]:
         started = time.monotonic()
         load_start = os.getloadavg()
-        judge = WhisperTranscriber(WhisperSettings(short_window=False))
+        judge = full_window_judge()
         result: dict[str, Any] = {
             "scenarios": [path.stem for path in interrupting_scenarios()],
             "runs": args.runs,
@@ -110,19 +97,22 @@ def main() -> int:
             work = Path(folder)
             if "local" in ways:
                 result["local"] = measure("local", load_speech_models(), work, judge, started)
-            servers = stack.enter_context(speech_servers(work / "servers"))
-            if "wyoming" in ways:
-                wyoming = SpeechModels(
-                    transcriber_for(servers.wyoming_whisper),
-                    synthesizer_for(servers.wyoming_piper),
-                    SmartTurn(),
-                )
-                result["wyoming"] = measure("wyoming", wyoming, work, judge, started, args.runs)
-            if "openai" in ways:
-                openai = SpeechModels(
-                    transcriber_for(servers.whisper_http), synthesizer_for(servers.piper_http), SmartTurn()
-                )
-                result["openai"] = measure("openai", openai, work, judge, started, args.runs)
+            if "wyoming" in ways or "openai" in ways:  # the servers take a while to start: only if used
+                servers = stack.enter_context(speech_servers(work / "servers"))
+                if "wyoming" in ways:
+                    wyoming = SpeechModels(
+                        transcriber_for(servers.wyoming_whisper),
+                        synthesizer_for(servers.wyoming_piper),
+                        SmartTurn(),
+                    )
+                    result["wyoming"] = measure("wyoming", wyoming, work, judge, started, args.runs)
+                if "openai" in ways:
+                    openai = SpeechModels(
+                        transcriber_for(servers.whisper_http),
+                        synthesizer_for(servers.piper_http),
+                        SmartTurn(),
+                    )
+                    result["openai"] = measure("openai", openai, work, judge, started, args.runs)
         result["load_average"] = {"start": load_start[0], "end": os.getloadavg()[0]}
         return result
 

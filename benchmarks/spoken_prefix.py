@@ -29,6 +29,7 @@ def spoken_prefix(runs: list[Run], judge: Transcriber) -> dict[str, Any]:
     reply broken off mid-sentence, and would report fewer words than played.
     """
     checked: list[tuple[bool, bool]] = []  # (interrupted, within one word)
+    cut_differences: list[int] = []  # per interrupted turn: whisper's words less the report's
     misses: list[dict[str, Any]] = []
     for run in runs:
         speaker = read_wav(run.out / "speaker.wav").samples
@@ -39,6 +40,8 @@ def spoken_prefix(runs: list[Run], judge: Transcriber) -> dict[str, Any]:
             played = judge.transcribe(AudioBlock(speaker[start:end], ENGINE_RATE))
             difference = len(words(played.text)) - len(words(turn["spoken"]))
             checked.append((turn["interrupted"], abs(difference) <= 1))
+            if turn["interrupted"]:
+                cut_differences.append(difference)
             if abs(difference) > 1:
                 misses.append(
                     {
@@ -57,6 +60,7 @@ def spoken_prefix(runs: list[Run], judge: Transcriber) -> dict[str, Any]:
         "fraction": round(sum(ok for _, ok in checked) / len(checked), 3) if checked else None,
         "interrupted_turns": len(cut),
         "interrupted_fraction": round(sum(cut) / len(cut), 3) if cut else None,
+        "interrupted_differences": sorted(cut_differences),
         "misses": misses,
     }
 
