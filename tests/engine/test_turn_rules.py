@@ -13,8 +13,22 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoiceStarted
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
-from voice.conversation.log_records import InputReceived, InputRepeated, TurnFailed
-from voice.engine.actions import CancelTurn, RunTool, SendRequest, SpeakNotice, StopPlayback
+from voice.conversation.log_records import (
+    BackchannelHeard,
+    InputReceived,
+    InputRepeated,
+    InputStopped,
+    TurnFailed,
+)
+from voice.engine.actions import (
+    CancelTurn,
+    EngineAction,
+    ResumePlayback,
+    RunTool,
+    SendRequest,
+    SpeakNotice,
+    StopPlayback,
+)
 from voice.engine.engine import TOOL_WAIT_LIMIT_S, Engine, Phase
 from voice.engine.inputs import (
     LlmDone,
@@ -24,7 +38,9 @@ from voice.engine.inputs import (
     TextInput,
     ToolDone,
     TranscriptFailed,
+    TranscriptReady,
 )
+from voice.engine.overlap import OverlapPhrases
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 
 CALL = ToolCall("c1", "forecast", {"day": "sunday"})
@@ -208,3 +224,197 @@ def test_a_context_overflow_trims_and_retries_once_then_later_turns_still_work()
     assert isinstance(again[-1], SpeakNotice)  # trimmed once; a second refusal is told, not looped
     follow = room.engine.handle(TextInput("Hello?", "q4"))
     assert isinstance(follow[0], SendRequest)
+
+
+# -- words over a reply that take no turn: backchannels and stops ----------------------------------------
+
+
+def say_over(room: Room, text: str, utterance: int, seconds: float = 0.6) -> list[EngineAction]:
+    """The user speaks ``seconds`` (long enough not to be a scrap of echo) and its transcript comes back."""
+    onset = room.clock
+    room.tick(VoiceStarted(onset))
+    room.clock += round(seconds * ENGINE_RATE)
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+    return room.engine.handle(TranscriptReady(utterance, text))
+
+
+def test_a_backchannel_over_the_reply_resumes_it_asking_nothing_and_keeping_nothing() -> None:
+    room = speaking_room()
+    room.play(1, WORD // 2)  # half-way through the third word when the user speaks
+    room.engine.take_events()
+
+    actions = say_over(room, "Right, right.", 2)
+
+    assert actions == [ResumePlayback(1, replay_from=2 * WORD)]  # the cut word again, from its start
+    assert room.engine.active_turn == 1
+    assert room.engine.phase is Phase.SPEAKING
+    events = room.engine.take_events()
+    told = [event for event in events if isinstance(event, stream.InputBackchannel)]
+    assert [(event.text, event.turn) for event in told] == [("Right, right.", 1)]
+    assert not any(isinstance(event, stream.InputTranscript) for event in events)
+    assert BackchannelHeard("Right, right.", told[0].t) in room.engine.conversation.take_events()
+    room.play(1, len(REPLY) * WORD)
+    assert room.engine.conversation.history == (
+        UserText(QUESTION),
+        AssistantText(" ".join(word.strip() for word in REPLY)),
+    )  # no item for the backchannel, and the reply whole
+
+
+def test_a_backchannel_between_words_resumes_where_the_reply_paused() -> None:
+    room = speaking_room()  # two whole words played
+
+    assert say_over(room, "Yeah.", 2) == [ResumePlayback(1)]
+
+
+def test_a_backchannel_is_not_a_false_alarm_nor_a_barge_in() -> None:
+    room = speaking_room()
+    say_over(room, "Okay.", 2)
+    room.play(1, len(REPLY) * WORD)
+
+    recorded = room.recorded()
+    assert not recorded.turns[1].interrupted
+    assert recorded.turns[1].barge_in_s is None
+    assert recorded.turns[1].false_barge_ins == 0
+    assert [(overlap.text, overlap.turn) for overlap in recorded.backchannels] == [("Okay.", 1)]
+
+
+def test_after_a_reply_that_asked_a_question_yes_is_an_answer() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, ["Shall", " I", " go", " on?", " It", " rains", " later."]))
+    room.play(1, 4 * WORD + WORD // 2)  # "Shall I go on?" heard
+
+    actions = say_over(room, "Yes.", 2)
+
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items[-2:] == (AssistantText("Shall I go on?", True), UserText("Yes."))
+
+
+def test_a_backchannel_before_the_reply_plays_is_more_input() -> None:
+    room = Room()
+    ask(room)  # the model thinks; nothing plays yet
+
+    actions = say_over(room, "Okay.", 2)
+
+    assert actions[0] == CancelTurn(1)
+    sent = [action for action in actions if isinstance(action, SendRequest)]
+    assert [action.request.items for action in sent] == [(UserText(f"{QUESTION} Okay."),)]
+
+
+def test_just_after_a_statement_a_backchannel_is_heard_but_after_a_question_it_answers() -> None:
+    statement = Room()
+    ask(statement)
+    statement.synthesize(statement.stream(1, REPLY))
+    statement.play(1, len(REPLY) * WORD)  # played in full
+    assert say_over(statement, "Wow.", 2) == []  # in its echo tail: a listener's word, no turn
+    assert [e.text for e in statement.engine.take_events() if isinstance(e, stream.InputBackchannel)] == [
+        "Wow."
+    ]
+    statement.clock += ENGINE_RATE
+    assert isinstance(say_over(statement, "Wow.", 3)[0], SendRequest)  # a second later, in the quiet: input
+
+    question = Room()
+    ask(question)
+    question.synthesize(question.stream(1, ["Shall", " I", " go", " on?"]))
+    question.play(1, 4 * WORD)
+    assert isinstance(say_over(question, "Yeah.", 2)[0], SendRequest)
+
+
+def test_a_stop_cuts_the_reply_keeping_what_was_heard_and_asks_nothing() -> None:
+    room = speaking_room()
+
+    actions = say_over(room, "Stop.", 2)
+
+    assert actions == [CancelTurn(1), StopPlayback(1)]  # cut as a barge-in cuts; no request
+    assert room.engine.active_turn is None
+    assert room.engine.phase is Phase.LISTENING
+    assert room.engine.conversation.history == (
+        UserText(QUESTION),
+        AssistantText("Tomorrow starts", interrupted=True),
+        UserText("Stop."),  # the model will know
+    )
+    records = room.engine.conversation.take_events()
+    assert InputStopped("speech-2", "Stop.") in records
+    assert room.recorded().turns[1].interrupted
+    sent = say_over(room, "What about Sunday?", 3)[0]  # the user speaks again: answered, with the stop
+    assert isinstance(sent, SendRequest)
+    assert sent.request.items[-2:] == (UserText("Stop."), UserText("What about Sunday?"))
+
+
+def test_a_stop_is_told_after_the_cut_and_the_users_words() -> None:
+    room = speaking_room()
+    room.engine.take_events()
+    say_over(room, "Wait, stop.", 2)
+
+    kinds = [event.type for event in room.engine.take_events()]
+
+    assert kinds[-4:] == ["response.interrupted", "input.transcript", "input.stop", "state"]
+    assert "response.created" not in kinds
+
+
+def test_a_stop_while_the_reply_is_prepared_keeps_the_question_and_asks_nothing() -> None:
+    room = Room()
+    ask(room)
+
+    actions = say_over(room, "Never mind.", 2)
+
+    assert actions[:1] == [CancelTurn(1)]
+    assert not any(isinstance(action, SendRequest) for action in actions)
+    assert room.engine.conversation.history == (UserText(f"{QUESTION} Never mind."),)
+    assert room.engine.conversation.pending_input is None
+
+
+def test_a_stop_phrase_followed_by_more_words_is_answered() -> None:
+    room = speaking_room()
+
+    actions = say_over(room, "Wait, make it shorter.", 2, seconds=1.2)
+
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items[-1] == UserText("Wait, make it shorter.")
+
+
+def test_more_than_a_backchannel_cuts_in() -> None:
+    room = speaking_room()
+
+    actions = say_over(room, "Yeah, but what about Sunday?", 2, seconds=1.5)
+
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+
+
+def test_a_stop_while_a_tool_runs_awaits_its_result_then_asks_nothing() -> None:
+    room = running_tool_room()
+
+    assert room.say("Stop.", 2) == []
+    actions = room.engine.handle(ToolDone(1, FORECAST))
+
+    assert not any(isinstance(action, SendRequest) for action in actions)
+    assert room.engine.active_turn is None
+    assert room.engine.conversation.history[-3:] == (CALL, FORECAST, UserText("Stop."))
+
+
+def test_a_resumed_session_has_the_stop_in_its_history_and_no_backchannel() -> None:
+    room = speaking_room()
+    say_over(room, "Uh-huh.", 2)
+    say_over(room, "Hold on.", 3)
+    records = room.engine.conversation.take_events()
+
+    resumed = Conversation.from_events(records)
+
+    assert resumed.history == room.engine.conversation.history
+    assert resumed.history[-1] == UserText("Hold on.")
+    assert resumed.pending_input is None
+
+
+def test_the_lists_come_from_the_engines_constructor() -> None:
+    room = Room()
+    room.engine = Engine(room.vad, overlap=OverlapPhrases(backchannels=(), stop_phrases=("enough",)))
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 2 * WORD)
+
+    assert isinstance(say_over(room, "Yeah.", 2)[2], SendRequest)  # not a backchannel here
+    room.synthesize(room.stream(2, REPLY))
+    room.play(2, 2 * WORD)
+    assert say_over(room, "Enough!", 3) == [CancelTurn(2), StopPlayback(2)]

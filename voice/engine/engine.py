@@ -27,6 +27,8 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VadEvent, VoiceEnded, VoicePaused, VoiceResumed, VoiceStarted
 from voice.client_events import (
     Failure,
+    InputBackchannel,
+    InputStop,
     InputTranscript,
     ResponseCreated,
     ResponseDone,
@@ -53,7 +55,7 @@ from voice.engine.actions import (
     StopPlayback,
     Synthesize,
 )
-from voice.engine.barge_in import EchoJudge
+from voice.engine.barge_in import EchoJudge, asks_a_question
 from voice.engine.clock_events import HoldPassed, ToolsOverdue
 from voice.engine.early_end import EarlyInput
 from voice.engine.hold import Hold
@@ -78,8 +80,9 @@ from voice.engine.inputs import (
     TranscriptReady,
     TurnEndJudged,
 )
+from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
-from voice.engine.utterances import Utterances
+from voice.engine.utterances import Utterance, Utterances
 from voice.errors import ProtocolError
 from voice.llm.errors import ErrorCode
 from voice.llm.retry import RetryPolicy
@@ -192,8 +195,11 @@ class Engine:
         retry: RetryPolicy | None = None,
         rate: int = ENGINE_RATE,
         hold: Hold | None = None,
+        overlap: OverlapPhrases | None = None,
     ) -> None:
         self._vad = vad
+        # Words over a reply that only acknowledge it or ask for quiet ([turn] backchannels, stop_phrases).
+        self.overlap = overlap or OverlapPhrases()
         # A reply to a turn ended at a short pause plays only after the hold's silence: the end-of-turn
         # model cannot tell "What's the weather" from a whole question (eagerness sets and adapts it).
         self.hold = hold or Hold(rate=rate)
@@ -448,9 +454,59 @@ class Engine:
         barged_in = turn is not None and turn.barge_in is not None
         if not self._echo.is_user(event.text, said, reply, barged_in):
             return self._no_words()
+        overlap = self._overlap(event.text, said)
+        if overlap is Overlap.BACKCHANNEL:
+            return self._take_backchannel(event.text)
         self._input_end = said.end
         self.hold.went_on(said.start)  # words this soon after a turn ended at a pause: it was a pause
+        if overlap is Overlap.STOP:
+            return self._take_stop(event.text, self._fresh_id("speech"))
         return self._take_input(event.text, self._fresh_id("speech"))
+
+    def _overlap(self, text: str, said: Utterance) -> Overlap:
+        """What the user's words ask for. A backchannel is one only over a reply that has begun to play and
+        asked nothing so far (or in the echo tail of one that played in full): after a question, or in the
+        quiet, "yes" is an answer. A stop is one while a turn is in flight, even before its reply plays."""
+        verdict = self.overlap.verdict(text)
+        turn = self._turn
+        if verdict is Overlap.STOP and turn is None:
+            return Overlap.CUT_IN
+        if verdict is not Overlap.BACKCHANNEL:
+            return verdict
+        if turn is None:
+            listening = self._echo.in_tail_of_statement(said)
+        else:
+            listening = turn.audio_start is not None and not asks_a_question(turn.ledger.heard())
+        return Overlap.BACKCHANNEL if listening else Overlap.CUT_IN
+
+    def _take_backchannel(self, text: str) -> list[EngineAction]:
+        """A listener's word over the reply: it goes on (the word the pause cut plays again), nothing is
+        asked, and only the log and the stream hear of it."""
+        turn = self._turn
+        self.conversation.note_backchannel(text, self._now())
+        self._emit(InputBackchannel(text.strip(), None if turn is None else turn.number, self._now()))
+        if turn is None:
+            self._enter_without_turn()
+            return []
+        return self._resume(turn, replay=True)
+
+    def _take_stop(self, text: str, input_id: str) -> list[EngineAction]:
+        """A stop phrase: the turn is cut as a barge-in cuts it, the words enter the history, and nothing is
+        asked until the user speaks again (a running tool's real result is awaited first)."""
+        turn = self._require_turn()
+        if turn.tools.waiting:
+            turn.tools.note_cut(self._clock)
+            self.held.hold(text, input_id, stop=True)
+            self._tell(InputTranscript(input_id, text.strip(), None, self._now()))
+            self._tell(InputStop(input_id, text.strip(), self._now()))
+            self._enter_reply_phase(turn)
+            return []
+        actions = self._close_turn(turn, TurnOutcome.INTERRUPTED)
+        self._tell(InputTranscript(input_id, text.strip(), self.conversation.pending_input, self._now()))
+        self.conversation.stop(text, input_id)
+        self._tell(InputStop(input_id, text.strip(), self._now()))
+        self._enter_without_turn()
+        return actions
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
         if self.utterances.claim(event) is None:
@@ -531,8 +587,7 @@ class Engine:
             actions += self._close_turn(turn, TurnOutcome.MOVED_ON)
         elif turn is not None:
             actions += self._close_turn(turn, TurnOutcome.INTERRUPTED)
-        for text, input_id in self.held.take():
-            self.conversation.receive(text, input_id)
+        self._receive_held()
         self._echo.forget()
         self._enter_without_turn()
         return actions
@@ -582,18 +637,22 @@ class Engine:
         if self.phase not in (Phase.PAUSED, Phase.HOLDING):
             self._enter(Phase.SPEAKING if turn.ledger.playing and not turn.paused else Phase.THINKING)
 
-    def _resume(self, turn: _Turn) -> list[EngineAction]:
-        """The overlap was not the user talking: carry on with the reply."""
+    def _resume(self, turn: _Turn, *, replay: bool = False) -> list[EngineAction]:
+        """The overlap was not the user cutting in: carry on with the reply (``replay``: after a listener's
+        word, from the start of the word the pause cut)."""
         if turn.barge_in is not None:
-            turn.false_barge_ins += 1
+            turn.false_barge_ins += not replay  # a backchannel is the user, not a false alarm
             turn.barge_in = None
         if self.phase in (Phase.PAUSED, Phase.HOLDING):
             return []  # more speech is under way, its transcript decides; or the hold decides when it plays
+        replay_from = None
         if turn.paused:
             self._emit(ResponseResumed(turn.number, self._now()))
+            if replay and turn.ledger.word_start_at() < turn.ledger.played:
+                replay_from = turn.ledger.word_start_at()
         turn.paused = False
         self._enter_reply_phase(turn)
-        return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
+        return [ResumePlayback(turn.number, replay_from), *self._finish_if_done(turn)]
 
     def _close_turn(
         self, turn: _Turn, outcome: TurnOutcome, failure: tuple[str, str | None] = ("", None)
@@ -789,11 +848,23 @@ class Engine:
         return self._answer_held(turn)
 
     def _answer_held(self, turn: _Turn) -> list[EngineAction]:
-        """The tools the user talked over are done: the turn ends whole, then the user is answered."""
+        """The tools the user talked over are done: the turn ends whole, then the user is answered, unless
+        the last thing they said was a stop."""
         actions = self._close_turn(turn, TurnOutcome.MOVED_ON)
-        for text, input_id in self.held.take():
-            self.conversation.receive(text, input_id)
+        if self._receive_held():
+            self._enter_without_turn()
+            return actions
         return actions + self._next_turn(self.conversation.start())
+
+    def _receive_held(self) -> bool:
+        """Input held while tools ran goes to the conversation; True if the last of it was a stop."""
+        held = self.held.take()
+        for index, (text, input_id, stop) in enumerate(held):
+            if stop and index == len(held) - 1:
+                self.conversation.stop(text, input_id)
+                return True
+            self.conversation.receive(text, input_id)
+        return False
 
 
 _E = Engine
