@@ -14,6 +14,7 @@ from voice.components import SpeechChoice
 from voice.config.file import ConfigFile, default_path, find_config_file
 from voice.config.keys import ENV_SPEECH_API_KEY, KEYS, SECRETS, BadValue, Key
 from voice.engine.hold import Eagerness
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
 from voice.kiosk.security import TOKEN_ENV
 from voice.kiosk.sessions import default_folder
@@ -61,11 +62,18 @@ class Settings:
     output_device: DeviceSpec
     echo_cancel: bool
     eagerness: Eagerness
+    backchannels: tuple[str, ...]
+    stop_phrases: tuple[str, ...]
     kiosk: KioskSettings
     mcp_servers: tuple[McpServerSettings, ...]
     file: Path | None  # the file read; None when there was none
     sources: Mapping[str, str]
     speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
+
+    @property
+    def overlap(self) -> OverlapPhrases:
+        """The words over a reply that take no turn: backchannels and stop phrases."""
+        return OverlapPhrases(self.backchannels, self.stop_phrases)
 
     @property
     def speech(self) -> SpeechChoice:
@@ -86,6 +94,8 @@ class Settings:
             "asr.model": self.asr_model,
             "tts.voice": self.tts_voice,
             "turn.eagerness": self.eagerness.value,
+            "turn.backchannels": self.backchannels,
+            "turn.stop_phrases": self.stop_phrases,
             "asr.url": self.asr_url,
             "tts.url": self.tts_url,
             "kiosk.host": kiosk.host,
@@ -140,6 +150,8 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
         output_device=value["audio.output_device"],
         echo_cancel=value["audio.echo_cancel"],
         eagerness=Eagerness(value["turn.eagerness"]),
+        backchannels=tuple(value["turn.backchannels"]),
+        stop_phrases=tuple(value["turn.stop_phrases"]),
         kiosk=KioskSettings(
             host=value["kiosk.host"],
             port=value["kiosk.port"],

@@ -21,6 +21,7 @@ from voice.config.flags import (
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
 from voice.engine.hold import Eagerness
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.audio import AudioSetup, audio_setup
@@ -67,7 +68,17 @@ def _kiosk(args: argparse.Namespace) -> int:
         for line in toolbox.failures:
             say_on_stderr(line)
         asyncio.run(
-            _serve(model, configured.llm, audio, files, server, keeper, toolbox, configured.eagerness)
+            _serve(
+                model,
+                configured.llm,
+                audio,
+                files,
+                server,
+                keeper,
+                toolbox,
+                configured.eagerness,
+                configured.overlap,
+            )
         )
     return 0
 
@@ -81,6 +92,7 @@ async def _serve(
     keeper_settings: KeeperSettings,
     toolbox: McpToolbox,
     eagerness: Eagerness,
+    overlap: OverlapPhrases,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     public = {
@@ -101,6 +113,7 @@ async def _serve(
         keeper.gate,
         toolbox=toolbox,
         eagerness=eagerness,
+        overlap=overlap,
     )
     server = KioskServer(keeper, server_settings, audio.browser)
     keeper.attach(assistant, server.broadcast)
