@@ -10,7 +10,7 @@ import numpy as np
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VoiceEnded, VoiceStarted
+from voice.audio.vad import VoiceEnded, VoiceLull, VoiceResumed, VoiceStarted
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
 from voice.conversation.log_records import (
@@ -22,14 +22,16 @@ from voice.conversation.log_records import (
 )
 from voice.engine.actions import (
     CancelTurn,
+    DropTranscription,
     EngineAction,
     ResumePlayback,
     RunTool,
     SendRequest,
     SpeakNotice,
     StopPlayback,
+    Transcribe,
 )
-from voice.engine.engine import TOOL_WAIT_LIMIT_S, Engine, Phase
+from voice.engine.engine import BACKCHANNEL_SILENCE_MS, TOOL_WAIT_LIMIT_S, Engine, Phase
 from voice.engine.inputs import (
     LlmDone,
     LlmFailed,
@@ -418,3 +420,66 @@ def test_the_lists_come_from_the_engines_constructor() -> None:
     room.synthesize(room.stream(2, REPLY))
     room.play(2, 2 * WORD)
     assert say_over(room, "Enough!", 3) == [CancelTurn(2), StopPlayback(2)]
+
+
+def lull_over(room: Room, voiced_s: float = 0.3) -> tuple[int, list[EngineAction]]:
+    """The user makes a short burst over the reply and goes quiet: the VAD's first look at it."""
+    onset = room.clock
+    room.tick(VoiceStarted(onset))
+    room.clock += round(voiced_s * ENGINE_RATE)
+    end = room.clock
+    return end, room.tick(VoiceLull(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+
+
+def test_a_listeners_word_at_its_first_lull_resumes_the_reply_before_the_pause() -> None:
+    room = speaking_room()
+    end, looked = lull_over(room)
+    (glance,) = looked
+    assert isinstance(glance, Transcribe)
+    assert glance.over_reply
+
+    assert room.engine.handle(TranscriptReady(glance.utterance, "Yeah.")) == []  # quiet for too short yet
+    actions: list[EngineAction] = []
+    while not actions:
+        actions = room.tick()
+
+    assert actions == [ResumePlayback(1)]
+    assert room.clock - end >= BACKCHANNEL_SILENCE_MS * ENGINE_RATE // 1000  # ...and no longer than a block
+    assert room.clock - end < (BACKCHANNEL_SILENCE_MS + 20) * ENGINE_RATE // 1000 + BLOCK
+    assert room.vad.utterances_ended == 1  # more voice is a new utterance
+    assert room.engine.phase is Phase.SPEAKING
+    told = [e.text for e in room.engine.take_events() if isinstance(e, stream.InputBackchannel)]
+    assert told == ["Yeah."]
+
+
+def test_words_at_a_lull_that_are_more_than_a_listeners_wait_for_the_end() -> None:
+    room = speaking_room()
+    _, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+    room.engine.handle(TranscriptReady(glance.utterance, "No."))
+
+    assert not any(room.tick() for _ in range(20))  # still paused: the pause and the end decide
+    assert room.engine.phase is Phase.PAUSED
+
+
+def test_a_user_going_on_after_a_lull_drops_its_look() -> None:
+    room = speaking_room()
+    _, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+
+    assert room.tick(VoiceResumed(room.clock)) == [DropTranscription(glance.utterance)]
+    room.engine.handle(TranscriptReady(glance.utterance, "Yeah."))  # late: the words went on
+    assert not any(room.tick() for _ in range(20))
+    assert room.engine.phase is Phase.PAUSED
+
+
+def test_no_look_at_a_lull_after_a_question_or_before_the_reply_plays() -> None:
+    asked = Room()
+    ask(asked)
+    asked.synthesize(asked.stream(1, ["Shall", " I", " go", " on?", " It", " rains."]))
+    asked.play(1, 4 * WORD + WORD // 2)
+    assert lull_over(asked)[1] == []
+
+    thinking = Room()
+    ask(thinking)
+    assert lull_over(thinking)[1] == []

@@ -51,14 +51,23 @@ class EchoJudge:
     def forget(self) -> None:
         self._last_reply = None
 
-    def is_user(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> bool:
+    def is_user(
+        self,
+        text: str,
+        said: Utterance,
+        reply: PlaybackLedger | None,
+        barged_in: bool,
+        *,
+        listener_word: bool = False,
+    ) -> bool:
         """True if ``text``, transcribed from ``said``, is the user's; ``reply`` is the turn in flight's
-        (None between turns) and ``barged_in`` whether the utterance paused it."""
+        (None between turns) and ``barged_in`` whether the utterance paused it. A ``listener_word`` ("yeah")
+        is said in a fifth of a second: short as it is, it is no scrap of echo unless the reply said it."""
         genuine = is_meaningful(text)
         if genuine and reply is not None and barged_in:
             voiced_s = (said.end - said.start) / self.rate
             genuine = not sounds_like_echo(text, *recently_played(reply))
-            genuine = genuine and not is_fragment(text, voiced_s)
+            genuine = genuine and (listener_word or not is_fragment(text, voiced_s))
         elif genuine and reply is None and self._last_reply is not None:
             words, count, ended = self._last_reply
             tail = said.start - ended < ECHO_TAIL_S * self.rate

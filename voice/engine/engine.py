@@ -24,7 +24,7 @@ import numpy as np
 
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VadEvent, VoiceEnded, VoicePaused, VoiceResumed, VoiceStarted
+from voice.audio.vad import VadEvent, VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.client_events import (
     Failure,
     InputBackchannel,
@@ -95,6 +95,9 @@ VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 # Heard progress goes to the session log at word ends, a line at most this often: a process killed
 # mid-reply loses at most this and the word being heard.
 HEARD_LOGGED_EVERY_MS = 500
+# A short burst over a reply whose first look (VoiceLull) heard a listener's word ends after this much
+# silence, and the reply goes on: "Okay, [a comma] so what should I wear" mostly pauses longer.
+BACKCHANNEL_SILENCE_MS = 120
 __all__ = ["TOOL_WAIT_LIMIT_S", "TRANSITIONS", "Engine", "Phase", "Transition", "Vad"]
 
 
@@ -312,6 +315,7 @@ class Engine:
             actions += self._dispatch(vad_event)
         if self._hold_passed():
             actions += self._dispatch(HoldPassed())
+        actions += self._end_backchannel_at_lull()
         turn = self._turn
         if turn is not None and turn.tools.overdue(self._clock, self.rate):
             actions += self._dispatch(ToolsOverdue())
@@ -368,6 +372,29 @@ class Engine:
         self.utterances.reopen()
         self._continuing = early
         return actions
+
+    def _on_speech_lull(self, event: VoiceLull) -> list[EngineAction]:
+        """A short burst over a reply went quiet: a first look, in case it is a listener's word."""
+        turn = self._turn
+        if turn is None or self.phase is not Phase.PAUSED or not self._listened_to(turn):
+            return []
+        return self.utterances.glance(event.sample, self._whole(event.utterance))
+
+    def _end_backchannel_at_lull(self) -> list[EngineAction]:
+        """The first look heard a listener's word and the user stayed quiet BACKCHANNEL_SILENCE_MS: the
+        utterance ends there and the reply goes on, without waiting for the pause or the end."""
+        glanced = self.utterances.glanced()
+        turn = self._turn
+        if glanced is None or turn is None or self.phase is not Phase.PAUSED:
+            return []
+        said, audio, text = glanced
+        if self._clock - said.end < BACKCHANNEL_SILENCE_MS * self.rate // 1000:
+            return []  # not yet: the user may go on
+        listener = self._overlap(text, said) is Overlap.BACKCHANNEL
+        if not listener or not self._echo.is_user(text, said, turn.ledger, True, listener_word=True):
+            return self.utterances.forget_glance()
+        self._vad.end_utterance()
+        return self._dispatch(VoiceEnded(said.end, audio))
 
     def _on_speech_resumed(self, event: VoiceResumed) -> list[EngineAction]:
         if self._paused_at is not None and not self._over_reply():  # a pause over a reply may be echo
@@ -447,15 +474,16 @@ class Engine:
 
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
         said = self.utterances.claim(event)
-        if said is None:
-            return self._end_turn_at_pause()  # an early transcript: with a judgement, the turn may be over
+        if said is None:  # an early transcript: a listener's word, or with a judgement the turn's end
+            return self._end_backchannel_at_lull() + self._end_turn_at_pause()
         turn = self._turn
         reply = None if turn is None else turn.ledger
         barged_in = turn is not None and turn.barge_in is not None
-        if not self._echo.is_user(event.text, said, reply, barged_in):
-            return self._no_words()
         overlap = self._overlap(event.text, said)
-        if overlap is Overlap.BACKCHANNEL:
+        listener = overlap is Overlap.BACKCHANNEL
+        if not self._echo.is_user(event.text, said, reply, barged_in, listener_word=listener):
+            return self._no_words()
+        if listener:
             return self._take_backchannel(event.text)
         self._input_end = said.end
         self.hold.went_on(said.start)  # words this soon after a turn ended at a pause: it was a pause
@@ -473,11 +501,12 @@ class Engine:
             return Overlap.CUT_IN
         if verdict is not Overlap.BACKCHANNEL:
             return verdict
-        if turn is None:
-            listening = self._echo.in_tail_of_statement(said)
-        else:
-            listening = turn.audio_start is not None and not asks_a_question(turn.ledger.heard())
+        listening = self._echo.in_tail_of_statement(said) if turn is None else self._listened_to(turn)
         return Overlap.BACKCHANNEL if listening else Overlap.CUT_IN
+
+    def _listened_to(self, turn: _Turn) -> bool:
+        """The turn's reply has begun to play and asked nothing so far: a "yeah" over it is a listener's."""
+        return turn.audio_start is not None and not asks_a_question(turn.ledger.heard())
 
     def _take_backchannel(self, text: str) -> list[EngineAction]:
         """A listener's word over the reply: it goes on (the word the pause cut plays again), nothing is
@@ -895,6 +924,7 @@ TRANSITIONS: Entries = {
     # the user's voice, as the VAD hears it
     **_row(VoiceStarted, _E._on_speech_started, {L: {U}, T: {U, P}, S: {P}, H: {U}}),
     **_stays(VoicePaused, _E._on_speech_paused, _USER_TALKING),
+    **_stays(VoiceLull, _E._on_speech_lull, _USER_TALKING),
     **_stays(VoiceResumed, _E._on_speech_resumed, _USER_TALKING),
     **_row(VoiceEnded, _E._on_speech_ended, {U: {T}, P: {T}}),
     **_stays(TurnEndJudged, _E._on_turn_end_judged, _EVERY_PHASE),  # may end the turn at the pause
