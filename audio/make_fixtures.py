@@ -260,10 +260,11 @@ SPEECH = [
 
 
 # Words a listener says over a reply, each in two voices of the tuning pool, and the stop phrases:
-# the voices and spellings are ones whisper tiny.en hears as the words (espeak-ng says "uh-huh" as
-# "uh-oh" in most voices, and piper says "oh" as "so"). See voice/engine/overlap.py.
-US_M3, US_M4, GB, GB_F2, CARIB_F3 = (
-    Espeak(voice, 160) for voice in ("en-us+m3", "en-us+m4", "en-gb", "en-gb+f2", "en-029+f3")
+# the voices and spellings are ones whisper tiny.en hears as the words whichever 20 ms the VAD's cut
+# starts and ends at (espeak-ng says "uh-huh" as "uh-oh" or "uh-uh" in most voices, piper says "oh" as
+# "so", and en-gb's "never mind" is "that reminds" as often as not). See voice/engine/overlap.py.
+US_M3, US_M4, US_F4, GB, GB_F2, CARIB_F3 = (
+    Espeak(voice, 160) for voice in ("en-us+m3", "en-us+m4", "en-us+f4", "en-gb", "en-gb+f2", "en-029+f3")
 )
 US_M6 = Espeak("en-us+m6", 150)
 JOE, JOE_SLOW = Piper(1.0), Piper(1.1)
@@ -274,14 +275,14 @@ BACKCHANNELS: list[tuple[str, str, tuple[tuple[str, Synth, str], ...]]] = [
     ("yeah", "Yeah.", (("joe", JOE, "Yeah."), ("usm3", US_M3, "Yeah."))),
     ("yes", "Yes.", (("joe", JOE, "Yes."), ("gbf2", GB_F2, "Yes."))),
     ("okay", "Okay.", (("joe", JOE, "Okay."), ("usm3", US_M3, "Okay."))),
-    ("uh-huh", "Uh-huh.", (("joe", JOE, "Uh huh."), ("usm6", US_M6, "Uh-huh."))),
+    ("uh-huh", "Uh-huh.", (("joe", JOE, "Uh-huh."), ("usm6", US_M6, "Uh-huh."))),
     ("mm-hmm", "Mm-hmm.", (("joe", JOE, "Mm hmm."), ("usm4", US_M4, "Mhm."))),
     ("right", "Right.", (("joe", JOE, "Right."), ("gbf2", GB_F2, "Right."))),
     ("i-see", "I see.", (("joe", JOE, "I see."), ("usm3", US_M3, "I see."))),
     ("sure", "Sure.", (("joe", JOE, "Sure."), ("gbf2", GB_F2, "Sure."))),
     ("got-it", "Got it.", (("joe", JOE, "Got it."), ("usm3", US_M3, "Got it."))),
     ("wow", "Wow.", (("joe", JOE, "Wow."), ("gbf2", GB_F2, "Wow."))),
-    ("oh", "Oh.", (("usm3", US_M3, "Oh."), ("gb", GB, "Oh."))),
+    ("oh", "Oh.", (("usf4", US_F4, "Oh."), ("gb", GB, "Oh."))),
     ("right-right", "Right, right.", (("joe", JOE, "Right, right."), ("gbf2", GB_F2, "Right, right."))),
     ("okay-yeah", "Okay, yeah.", (("joe", JOE, "Okay, yeah."), ("usm3", US_M3, "Okay, yeah."))),
 ]
@@ -291,7 +292,7 @@ STOP_PHRASES: list[tuple[str, str, Synth]] = [
     ("hold-on", "Hold on.", GB_F2),
     ("be-quiet", "Be quiet.", US_M3),
     ("thats-enough", "That's enough.", CARIB_F3),
-    ("never-mind", "Never mind.", GB_F2),
+    ("never-mind", "Never mind.", JOE),
     ("shut-up", "Shut up.", US_M3),
     ("ok-stop", "OK, stop.", JOE_SLOW),
 ]
