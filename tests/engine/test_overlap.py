@@ -92,3 +92,12 @@ def test_the_lists_are_what_the_config_says() -> None:
     assert phrases.verdict("Enough!") is Overlap.STOP
     assert phrases.verdict("Stop.") is Overlap.CUT_IN
     assert OverlapPhrases((), ()).verdict("Yeah.") is Overlap.CUT_IN
+
+
+def test_the_first_words_of_a_stop_phrase_may_be_followed_by_the_rest() -> None:
+    assert DEFAULTS.begins_a_stop("Okay.")
+    assert DEFAULTS.begins_a_stop("OK,")
+    assert not DEFAULTS.begins_a_stop("Okay, stop.")  # the whole phrase, not its start
+    assert not DEFAULTS.begins_a_stop("Yeah.")
+    assert not DEFAULTS.begins_a_stop("Okay, okay.")
+    assert OverlapPhrases(stop_phrases=("hang on a second",)).begins_a_stop("Hang on")

@@ -10,7 +10,7 @@ import numpy as np
 from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VoiceEnded, VoiceLull, VoiceResumed, VoiceStarted
+from voice.audio.vad import VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
 from voice.conversation.log_records import (
@@ -31,7 +31,13 @@ from voice.engine.actions import (
     StopPlayback,
     Transcribe,
 )
-from voice.engine.engine import BACKCHANNEL_SILENCE_MS, TOOL_WAIT_LIMIT_S, Engine, Phase
+from voice.engine.engine import (
+    BACKCHANNEL_SILENCE_MS,
+    STOP_START_SILENCE_MS,
+    TOOL_WAIT_LIMIT_S,
+    Engine,
+    Phase,
+)
 from voice.engine.inputs import (
     LlmDone,
     LlmFailed,
@@ -483,3 +489,31 @@ def test_no_look_at_a_lull_after_a_question_or_before_the_reply_plays() -> None:
     thinking = Room()
     ask(thinking)
     assert lull_over(thinking)[1] == []
+
+
+def test_a_listeners_word_heard_only_at_the_pause_resumes_the_reply_there() -> None:
+    room = speaking_room()
+    end, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+    room.engine.handle(TranscriptReady(glance.utterance, ""))  # the first look heard nothing
+    assert not any(room.tick() for _ in range(7))
+    offered = room.tick(VoicePaused(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, end)))
+    (speculation,) = [action for action in offered if isinstance(action, Transcribe)]
+
+    actions = room.engine.handle(TranscriptReady(speculation.utterance, "Mm-hmm."))
+
+    assert actions == [ResumePlayback(1)]  # at the pause, with no end-of-turn judgement and no end
+    assert room.engine.phase is Phase.SPEAKING
+
+
+def test_okay_at_a_lull_waits_a_commas_pause_in_case_stop_follows() -> None:
+    room = speaking_room()
+    end, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+    room.engine.handle(TranscriptReady(glance.utterance, "Okay."))
+
+    waited = 0
+    while not room.tick():
+        waited = room.clock - end
+    assert waited >= (STOP_START_SILENCE_MS - 20) * ENGINE_RATE // 1000  # not at 120 ms: "stop" may follow
+    assert room.engine.phase is Phase.SPEAKING

@@ -96,8 +96,10 @@ VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 # mid-reply loses at most this and the word being heard.
 HEARD_LOGGED_EVERY_MS = 500
 # A short burst over a reply whose first look (VoiceLull) heard a listener's word ends after this much
-# silence, and the reply goes on: "Okay, [a comma] so what should I wear" mostly pauses longer.
+# silence, and the reply goes on; one that may be the start of a stop phrase ("Okay," of "okay, stop")
+# waits out a comma's pause first (the fixtures' commas last 160-280 ms).
 BACKCHANNEL_SILENCE_MS = 120
+STOP_START_SILENCE_MS = 300
 __all__ = ["TOOL_WAIT_LIMIT_S", "TRANSITIONS", "Engine", "Phase", "Transition", "Vad"]
 
 
@@ -381,18 +383,20 @@ class Engine:
         return self.utterances.glance(event.sample, self._whole(event.utterance))
 
     def _end_backchannel_at_lull(self) -> list[EngineAction]:
-        """The first look heard a listener's word and the user stayed quiet BACKCHANNEL_SILENCE_MS: the
-        utterance ends there and the reply goes on, without waiting for the pause or the end."""
-        glanced = self.utterances.glanced()
+        """The words heard at a lull (or at the pause) are a listener's and the user stayed quiet
+        BACKCHANNEL_SILENCE_MS: the utterance ends there and the reply goes on, without waiting for the
+        end-of-turn judgement or the end."""
+        heard = self.utterances.early_words()
         turn = self._turn
-        if glanced is None or turn is None or self.phase is not Phase.PAUSED:
+        if heard is None or turn is None or self.phase is not Phase.PAUSED:
             return []
-        said, audio, text = glanced
-        if self._clock - said.end < BACKCHANNEL_SILENCE_MS * self.rate // 1000:
+        said, audio, text = heard
+        silence_ms = STOP_START_SILENCE_MS if self.overlap.begins_a_stop(text) else BACKCHANNEL_SILENCE_MS
+        if self._clock - said.end < silence_ms * self.rate // 1000:
             return []  # not yet: the user may go on
         listener = self._overlap(text, said) is Overlap.BACKCHANNEL
         if not listener or not self._echo.is_user(text, said, turn.ledger, True, listener_word=True):
-            return self.utterances.forget_glance()
+            return self.utterances.pass_over()
         self._vad.end_utterance()
         return self._dispatch(VoiceEnded(said.end, audio))
 
@@ -415,6 +419,8 @@ class Engine:
         turn = self._turn
         if turn is not None and not self._echo.is_user(text, said, turn.ledger, turn.barge_in is not None):
             return []  # a scrap or echo over the reply: the long silence decides, or it resumes in the pause
+        if turn is not None and self._overlap(text, said) is Overlap.BACKCHANNEL:
+            return []  # a listener's word ends as _end_backchannel_at_lull says, no turn's end to judge
         self._vad.end_utterance()
         self.hold.ended_early(said.end, probability)
         early = self._early = EarlyInput(said.end, audio, self._over_reply())

@@ -84,6 +84,14 @@ class OverlapPhrases:
         self.stop_phrases = stop_phrases
         self._backchannel_keys = frozenset(key for key in map(phrase_key, backchannels) if key)
         self._stop_keys = frozenset(key for key in map(phrase_key, stop_phrases) if key)
+        # every run of leading words of a stop phrase, shorter than it ("ok" of "ok stop")
+        self._stop_starts = frozenset(
+            "".join(words[:end]) for words in map(word_keys, stop_phrases) for end in range(1, len(words))
+        )
+
+    def begins_a_stop(self, text: str) -> bool:
+        """The transcript is the first words of a stop phrase ("Okay," of "okay, stop"): more may follow."""
+        return "".join(word_keys(text)) in self._stop_starts
 
     def verdict(self, text: str) -> Overlap:
         """What the transcript ``text`` asks for, if it was said over a reply."""

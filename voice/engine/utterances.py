@@ -11,7 +11,8 @@ judged unfinished keeps the utterance open: the next pause offers it again, long
 stays the fallback.
 
 A short burst over a reply is also transcribed at its first lull (``glance``), 40 ms into its silence:
-if it is a listener's "yeah" the engine ends it there and the reply goes on, long before the pause.
+if it is a listener's "yeah" the engine ends it there and the reply goes on, long before the pause (or
+at the pause, if the glance heard no such word and the pause's transcript does).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class _Offer:
     voiced_end: int
     audio: AudioBlock
     probability: float | None = None  # the end-of-turn model's, once judged: above COMPLETE_ABOVE, finished
+    passed_over: bool = False  # its transcript is not a listener's word (the engine looked)
 
 
 class Utterances:
@@ -106,16 +108,27 @@ class Utterances:
         self._glance = _Offer(self._asked, sample, audio)
         return [*stale, Transcribe(self._asked, audio, over_reply=True)]
 
-    def glanced(self) -> tuple[Utterance, AudioBlock, str] | None:
-        """(the utterance up to the lull, its audio, its transcript) once the glance's transcript is back."""
-        glance, heard = self._glance, self._glanced
-        if self.open is None or glance is None or heard is None:
+    def early_words(self) -> tuple[Utterance, AudioBlock, str] | None:
+        """(the utterance up to its voiced end, its audio, its transcript) as heard before it ended: by the
+        glance at its lull, else by the offer at its pause; None until one is back, and for words already
+        passed over."""
+        if self.open is None:
             return None
-        return Utterance(self.open.start, glance.voiced_end), glance.audio, heard.text
+        glance, offer = self._glance, self._speculation
+        if glance is not None and self._glanced is not None:
+            return Utterance(self.open.start, glance.voiced_end), glance.audio, self._glanced.text
+        early = None if offer is None else self._early.get(offer.transcription)
+        if offer is None or not isinstance(early, TranscriptReady) or offer.passed_over:
+            return None
+        return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text
 
-    def forget_glance(self) -> list[EngineAction]:
-        """The glance's words were not a listener's: the pause and the end decide, as ever."""
-        return self._drop_glance()
+    def pass_over(self) -> list[EngineAction]:
+        """The early words were not a listener's: the pause's judgement and the end decide, as ever."""
+        if self._glance is not None and self._glanced is not None:
+            return self._drop_glance()
+        if self._speculation is not None:
+            self._speculation.passed_over = True
+        return []
 
     def judged(self, event: TurnEndJudged) -> None:
         offer = self._speculation
