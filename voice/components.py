@@ -1,22 +1,32 @@
-"""The assistant's default real components, shared by `voice simulate`, `voice demo` and `voice chat`."""
+"""The assistant's real components opened as the settings say: speech models, the engine, the LLM.
+
+Shared by `voice simulate`, `voice demo`, `voice chat`, `voice kiosk` and `voice ask`.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector
+from voice.config.llm import LlmConfig
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
 from voice.engine.hold import HIGH_PAUSE_MS, Eagerness, Hold
 from voice.errors import ConfigError
+from voice.llm.embedded_chat import EmbeddedChatModel
+from voice.llm.embedded_server import N_CTX, EmbeddedServer
+from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
 from voice.models import resolve
 from voice.remote.speech import synthesizer_for, transcriber_for
+from voice.speech_backends import SpeechChoice
 from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
@@ -33,23 +43,6 @@ class SpeechModels:
     transcriber: Transcriber
     synthesizer: Synthesizer
     end_of_turn: EndOfTurn | None = None
-
-
-@dataclass(frozen=True)
-class SpeechChoice:
-    """Which whisper and piper to load, or which speech servers to use instead.
-
-    ``asr_model`` is a models.txt name ("whisper-base"), a whisper size name or a model directory (None: the
-    bundled tiny.en); ``tts_voice`` a models.txt name or a piper ``.onnx`` with its ``.onnx.json`` beside it
-    (None: the bundled en_US-joe-medium). ``asr_url`` and ``tts_url`` name speech servers used instead
-    (voice.remote.speech), with ``api_key`` for them.
-    """
-
-    asr_model: str | None = None
-    tts_voice: str | None = None
-    asr_url: str | None = None
-    tts_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
 
 
 def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
@@ -105,3 +98,25 @@ def context_budget(
         if not tools:
             raise
         raise ConfigError(f"{exc} and the {len(tools)} tools offered; offer fewer (tools = [...])") from exc
+
+
+@contextmanager
+def open_chat_model(config: LlmConfig) -> Iterator[SizedChatModel]:
+    """The configured model, or the embedded server's when no URL is set; everything stops on exit."""
+    if config.url is not None:
+        if not config.model:
+            raise ConfigError(f"the LLM at {config.url} needs a model name")
+        with OpenAIChatModel(
+            config.url,
+            config.model,
+            api_key=config.api_key,
+            extra_headers=dict(config.extra_headers),
+            context_tokens=config.context_tokens,
+        ) as remote:
+            yield remote
+        return
+    with (
+        EmbeddedServer(config.gguf, model=config.model, n_ctx=config.context_tokens or N_CTX) as server,
+        EmbeddedChatModel(server) as local,
+    ):
+        yield local

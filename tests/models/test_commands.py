@@ -11,11 +11,12 @@ from tests.support.model_server import Served
 from tests.support.model_wheels import publish
 from voice.asr.whisper import bundled_model_dir
 from voice.cli import main
-from voice.components import SpeechChoice, load_speech_models
+from voice.components import load_speech_models
 from voice.errors import ModelError
 from voice.models import resolve
 from voice.models.catalog import load_catalog, parse_catalog
 from voice.models.store import sha256_of
+from voice.speech_backends import SpeechChoice
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 

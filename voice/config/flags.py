@@ -9,8 +9,8 @@ import argparse
 from typing import Any
 
 from voice.config.keys import BY_NAME
+from voice.config.kiosk import AUDIO_MODES
 from voice.engine.hold import EAGERNESS
-from voice.kiosk.audio import AUDIO_MODES
 
 
 def _add(group: Any, name: str, **kwargs: Any) -> None:

@@ -9,11 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from voice.config.kiosk import AUDIO_MODES, KEEP
+from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.engine.hold import EAGERNESS
 from voice.errors import ConfigError
-from voice.kiosk.audio import AUDIO_MODES
-from voice.kiosk.sessions import KEEP
-from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.remote.urls import parse_server_url
 
 ValueCheck = Callable[[Any], Any]

@@ -20,8 +20,8 @@ from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
 from voice.remote.pcm import WIDTH, from_pcm16
-from voice.remote.spans import estimated_synthesis, spoken_text
 from voice.tts.port import Synthesis
+from voice.tts.server_spans import estimated_synthesis, spoken_text
 
 PCM_RATE = 24_000  # what response_format=pcm means in OpenAI's API
 _MAX_AUDIO = 64 << 20  # bytes: over 20 minutes at 24 kHz, far beyond one chunk of a reply

@@ -27,9 +27,9 @@ from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
 from voice.remote.pcm import WIDTH, from_pcm16
-from voice.remote.spans import estimated_synthesis, spoken_text
 from voice.remote.wyoming_link import WyomingConnection, WyomingLink
 from voice.tts.port import Synthesis
+from voice.tts.server_spans import estimated_synthesis, spoken_text
 
 
 class WyomingSynthesizer:
