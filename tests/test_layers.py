@@ -19,9 +19,6 @@ COMMANDS = "*/commands"  # every package's commands.py: the layer of `voice ...`
 WAITING = {
     # TranscribingAsrSignal belongs in voice/asr/; voice/duplex.py imports it from here (round two).
     ("audio/asr_signal.py", "asr"),
-    # Building a backend from a server's URL moves to the table of speech backends (next commit).
-    ("remote/speech.py", "asr"),
-    ("remote/speech.py", "tts"),
 }
 
 

@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from voice.asr.port import Transcriber
-from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector
 from voice.config.llm import LlmConfig
@@ -24,10 +23,7 @@ from voice.llm.embedded_chat import EmbeddedChatModel
 from voice.llm.embedded_server import N_CTX, EmbeddedServer
 from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
-from voice.models import resolve
-from voice.remote.speech import synthesizer_for, transcriber_for
-from voice.speech_backends import SpeechChoice
-from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
+from voice.speech_backends import SpeechChoice, prepare_synthesizer, prepare_transcriber
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn
@@ -46,25 +42,14 @@ class SpeechModels:
 
 
 def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
-    """Whisper and piper (or their servers) as ``choice`` says, and Smart Turn v3.2, loaded and warmed up.
+    """The recogniser and voice ``choice`` names (voice/speech_backends.py) and Smart Turn v3.2, loaded.
 
-    A model that is missing or corrupt is a one-line ModelError; a server's model is not loaded here.
-    Turn-end judgement stays local either way.
+    Both models are found before either loads, so a missing or corrupt one is a one-line ModelError at once;
+    a server's model is not loaded here. Turn-end judgement stays local either way.
     """
     choice = choice or SpeechChoice()
-    whisper_model = None if choice.asr_url else resolve.asr_model(choice.asr_model)  # both before any loads
-    piper_voice = None if choice.tts_url else resolve.tts_voice(choice.tts_voice)
-    transcriber: Transcriber = (
-        transcriber_for(choice.asr_url, api_key=choice.api_key)
-        if choice.asr_url
-        else WhisperTranscriber(WhisperSettings(model=whisper_model))
-    )
-    synthesizer: Synthesizer = (
-        synthesizer_for(choice.tts_url, api_key=choice.api_key)
-        if choice.tts_url
-        else PiperSynthesizer(PiperSettings(model=piper_voice))
-    )
-    return SpeechModels(transcriber, synthesizer, SmartTurn())
+    transcriber, synthesizer = prepare_transcriber(choice), prepare_synthesizer(choice)
+    return SpeechModels(transcriber(), synthesizer(), SmartTurn())
 
 
 def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:
