@@ -118,3 +118,36 @@ def test_a_benchmark_imports_nothing_from_tests_and_reads_no_private_attribute()
             ):
                 wrong.append(f"{where}:{node.lineno} reads {ast.unparse(node)}")
     assert wrong == []
+
+
+# Where a test patches instead of handing a stand-in in (docs/architecture.md §6): the operating system, and
+# places that offer no seam yet. The test below fails on a patch not listed here, and on one listed but gone.
+PATCHED = {
+    ("tests/conversation/test_session_log.py", "os, 'fsync'"),
+    ("tests/config/test_bad_files.py", "Path, 'open'"),
+    ("tests/audio/test_sink_input.py", "sys, 'meta_path'"),
+    ("tests/config/test_speech_models.py", "f'{module}.load_speech_models'"),
+    ("tests/remote/test_wiring.py", "f'{module}.load_speech_models'"),
+    ("tests/models/test_commands.py", "resolve, 'load_catalog'"),
+    ("tests/remote/test_cancel.py", "WyomingConnection, 'receive'"),
+}
+
+
+def patch_target(node: ast.AST) -> str | None:
+    """What a ``monkeypatch.setattr(...)`` or ``mock.patch(...)`` call replaces, or None if it is neither."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    called = ast.unparse(node.func)
+    if called not in ("monkeypatch.setattr", "mock.patch", "unittest.mock.patch"):
+        return None
+    return ", ".join(ast.unparse(arg) for arg in node.args[:-1] or node.args)
+
+
+def test_tests_patch_only_where_the_architecture_says() -> None:
+    patched = set()
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            target = patch_target(node)
+            if target is not None:
+                patched.add((str(path.relative_to(ROOT)), target))
+    assert patched == PATCHED
