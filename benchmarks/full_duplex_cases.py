@@ -293,22 +293,42 @@ def heard_as(clip: Samples, texts: tuple[str, ...]) -> str:
     return min(costs, key=lambda text: costs[text])
 
 
+def silero_span(samples: Samples) -> tuple[float, float]:
+    """Where Silero VAD (v6, as faster-whisper ships it; silero-vad's default settings) hears speech."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    options = VadOptions(
+        threshold=0.5, min_speech_duration_ms=250, min_silence_duration_ms=100, speech_pad_ms=30
+    )
+    found = get_speech_timestamps(np.asarray(samples, dtype=np.float32), options)
+    return found[0]["start"] / ENGINE_RATE, found[-1]["end"] / ENGINE_RATE
+
+
 def _write_clip(
-    folder: Path, name: str, speech: Samples, text: str, voice: str, pause: tuple[int, int] | None
+    folder: Path,
+    name: str,
+    speech: Samples,
+    text: str,
+    voice: str,
+    pause: tuple[int, int] | None = None,
+    recorded: bool = False,
 ) -> Clip:
-    """``speech`` levelled as the fixtures are, framed with silence, written, and its speech span measured."""
+    """``speech`` levelled as the fixtures are, framed with silence, written, and its speech span measured:
+    audio/make_fixtures.py's first and last frame at -45 dBFS, or for a recording, whose room noise reaches
+    that, Silero VAD's span."""
     make = fixture_maker()
     samples = np.concatenate([make.silence(LEAD_S), make.level_speech(speech), make.silence(TAIL_S)])
     make.write_wav(folder / f"{name}.wav", samples)
     span = make.audible_span(samples)
+    start_s, end_s = silero_span(samples) if recorded else (span.start_s, span.end_s)
     lead = len(make.silence(LEAD_S))
     pause_s = None if pause is None else ((lead + pause[0]) / ENGINE_RATE, (lead + pause[1]) / ENGINE_RATE)
     return Clip(
         name,
         text,
         voice,
-        round(span.start_s, 3),
-        round(span.end_s, 3),
+        round(start_s, 3),
+        round(end_s, 3),
         round(len(samples) / ENGINE_RATE, 3),
         None if pause_s is None else round(pause_s[0], 3),
         None if pause_s is None else round(pause_s[1], 3),
@@ -329,7 +349,7 @@ class Clips:
             synth = fixture_maker().Espeak(f"{family}+{variant}", wpm)
             speech = fixture_maker().trim(synth.speak(said_as or text))
             self.made[name] = _write_clip(
-                self.folder, name, speech, text, f"espeak-ng {family}+{variant} -s {wpm}", None
+                self.folder, name, speech, text, f"espeak-ng {family}+{variant} -s {wpm}"
             )
         return self.made[name]
 
@@ -347,7 +367,8 @@ class Clips:
         return self.made[name]
 
     def recorded(self, name: str, samples: Samples, text: str, voice: str) -> Clip:
-        self.made[name] = _write_clip(self.folder, name, fixture_maker().trim(samples), text, voice, None)
+        trimmed = fixture_maker().trim(samples)
+        self.made[name] = _write_clip(self.folder, name, trimmed, text, voice, recorded=True)
         return self.made[name]
 
 
@@ -504,6 +525,9 @@ def ensure_cases(folder: Path | None = None) -> Path:
         if folder.exists():
             shutil.rmtree(folder)
         made.rename(folder)  # whole or not at all: a run stopped halfway leaves no half folder behind
+    for older in cache.glob("full_duplex-*"):
+        if older != folder and older.is_dir():
+            shutil.rmtree(older)  # the cases of an earlier version of this file
     return folder
 
 
