@@ -106,13 +106,22 @@ def events_after(out: Path, onset_s: float) -> dict[str, Any]:
     """What the event stream says happened from ``onset_s`` on: a cross-check, never the score."""
     events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     later = [event for event in events if event.get("t", 0.0) >= onset_s]
-    paused = next((e["t"] for e in later if e["type"] == "state" and e["state"] == "paused"), None)
-    resumed = next((e["t"] for e in later if e["type"] == "response.resumed"), None)
+    paused: float | None = None
+    resumed = None  # from the first pause to the reply going on, unless it was cut first
+    for event in later:
+        state = event.get("state") if event["type"] == "state" else None
+        if paused is None and state == "paused":
+            paused = event["t"]
+        elif paused is not None and event["type"] == "response.interrupted":
+            break
+        elif paused is not None and state == "speaking":
+            resumed = round((event["t"] - paused) * 1000)
+            break
     return {
         "requests": sum(e["type"] == "response.created" for e in later),
         "interrupted": sum(e["type"] == "response.interrupted" for e in later),
         "backchannels": sum(e["type"] == "input.backchannel" for e in later),
-        "pause_to_resume_ms": None if paused is None or resumed is None else round((resumed - paused) * 1000),
+        "pause_to_resume_ms": resumed,
     }
 
 
