@@ -241,7 +241,8 @@ def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
             return value
 
         def pair(category: str, key: str) -> str:
-            return f"{cell(get(category, key, 'median'))} / {cell(get(category, key, 'p95'))}"
+            median, p95 = get(category, key, "median"), get(category, key, "p95")
+            return "-" if median is None else f"{median:.0f} / {p95:.0f}"
 
         return [
             cell(get("pause_handling", "tor")),
@@ -278,14 +279,14 @@ def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
         None,
     )
     clock = "real time" if after["realtime"] else "virtual time"
-    columns = ([f"before ({clock})"] if before else []) + [f"voice ({clock})", "GPT-Realtime", "Moshi"]
+    ours = [f"before ({clock})", f"after ({clock})"] if before else [f"voice ({clock})"]
+    columns = [*ours, "GPT-Realtime", "Moshi"]
     lines = [f"| | {' | '.join(columns)} |", "|---" * (len(columns) + 1) + "|"]
-    ours = [figures(before)] if before else []
-    ours.append(figures(after))
+    measured = [figures(before), figures(after)] if before else [figures(after)]
     for index, label in enumerate(labels):
         key = keys[index]
         published = [cell(PUBLISHED[model][key]) if key else "-" for model in ("GPT-Realtime", "Moshi")]
-        lines.append(f"| {label} | {' | '.join([column[index] for column in ours] + published)} |")
+        lines.append(f"| {label} | {' | '.join([column[index] for column in measured] + published)} |")
     return "\n".join(lines)
 
 
