@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import full_duplex_metrics as fdb
-from against import run_against, without_against
+from against import run_against, without_against, without_option
 from full_duplex_cases import ensure_cases
 
 import voice
@@ -143,9 +143,9 @@ def score(
         return row | {"pause_s": pause_s, **fdb.pause_handling(speaker, end, transcribe)}
     if category == "smooth_turn_taking":
         return row | fdb.smooth_turn_taking(speaker, end, transcribe)
-    old, new = case["replies"][0], case["replies"][1]
+    over = fdb.OverReply(onset, end, case["replies"][0], case["replies"][1])
     measure = fdb.backchannel if category == "backchannel" else fdb.user_interruption
-    return row | measure(speaker, onset, end, old, new, transcribe) | {"events": events_after(out, onset)}
+    return row | measure(speaker, over, transcribe) | {"events": events_after(out, onset)}
 
 
 def summary(category: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -292,14 +292,7 @@ def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
 
 def before_argv(argv: list[str], out: Path | None) -> list[str]:
     """This run's arguments for TREE's run: no --against, and its outputs in OUT/before."""
-    kept, skip = [], False
-    for arg in without_against(argv):
-        if skip:
-            skip = False
-        elif arg == "--out":
-            skip = True
-        elif not arg.startswith("--out="):
-            kept.append(arg)
+    kept = without_option(without_against(argv), "--out")
     return kept + ([] if out is None else ["--out", str(out / "before")])
 
 

@@ -171,19 +171,23 @@ def stop_at(speaker: Samples, onset_s: float) -> float | None:
     return None
 
 
-def user_interruption(
-    speaker: Samples,
-    onset_s: float,
-    end_s: float,
-    old_reply: str,
-    new_reply: str,
-    transcribe: Transcribe,
-) -> dict[str, Any]:
-    """The user cut in from ``onset_s`` to ``end_s``: FDB's TOR and latency on the output after ``end_s``,
-    whether it is the answer to the cut-in, and how soon the old reply went silent."""
+@dataclass(frozen=True)
+class OverReply:
+    """The user spoke from ``onset_s`` to ``end_s`` over ``old_reply``; as a turn it gets ``new_reply``."""
+
+    onset_s: float
+    end_s: float
+    old_reply: str
+    new_reply: str
+
+
+def user_interruption(speaker: Samples, over: OverReply, transcribe: Transcribe) -> dict[str, Any]:
+    """The user cut in: FDB's TOR and latency on the output after the cut-in ended, whether that output is
+    the answer to it, and how soon the old reply went silent."""
+    onset_s, end_s = over.onset_s, over.end_s
     words = heard_words(speaker, end_s, None, transcribe)
     took = takes_turn(words)
-    answer = new_reply_words(words, old_reply, new_reply)
+    answer = new_reply_words(words, over.old_reply, over.new_reply)
     stopped = stop_at(speaker, onset_s)
     resumed = None
     if stopped is not None:
@@ -214,19 +218,12 @@ def gap_at(speaker: Samples, onset_s: float) -> tuple[float, float | None] | Non
     return max(found, key=lambda run: (last if run[1] is None else run[1]) - run[0])
 
 
-def backchannel(
-    speaker: Samples,
-    onset_s: float,
-    end_s: float,
-    old_reply: str,
-    new_reply: str,
-    transcribe: Transcribe,
-) -> dict[str, Any]:
-    """The user backchannelled from ``onset_s`` to ``end_s`` over ``old_reply``: did a new turn follow
-    (FDB's rule over the new reply's words after ``end_s``), and how long a silence did it cause?"""
-    words = heard_words(speaker, end_s, None, transcribe)
-    new = new_reply_words(words, old_reply, new_reply)
-    gap = gap_at(speaker, onset_s)
+def backchannel(speaker: Samples, over: OverReply, transcribe: Transcribe) -> dict[str, Any]:
+    """The user backchannelled: did a new turn follow (FDB's rule over the new reply's words after the
+    backchannel ended), and how long a silence did it cause?"""
+    words = heard_words(speaker, over.end_s, None, transcribe)
+    new = new_reply_words(words, over.old_reply, over.new_reply)
+    gap = gap_at(speaker, over.onset_s)
     return {
         "tor": int(takes_turn(new)),
         "gap_ms": None if gap is None or gap[1] is None else round((gap[1] - gap[0]) * 1000),

@@ -130,7 +130,7 @@ def test_an_interruption_is_scored_on_what_plays_after_it_ends() -> None:
     output.say(OLD, 1.0)
     output.silence_from(3.15)  # stopped 150 ms after the user's onset at 3.0
     output.say(NEW, 5.3)  # the answer, 0.8 s after the interruption ends at 4.5
-    found = fdb.user_interruption(output.samples, 3.0, 4.5, OLD, NEW, tone_asr)
+    found = fdb.user_interruption(output.samples, fdb.OverReply(3.0, 4.5, OLD, NEW), tone_asr)
     assert (found["tor"], found["answered"], found["stop_ms"]) == (1, 1, 150)
     assert found["latency_s"] == pytest.approx(0.8, abs=0.011)
     assert found["new_sound_latency_s"] == pytest.approx(0.8, abs=0.011)
@@ -140,7 +140,7 @@ def test_a_reply_that_talks_through_an_interruption_takes_the_turn_by_fdbs_rule_
     output = Output(10.0)
     end = output.say(OLD, 1.0)  # a word starts at 4.0, as the interruption (3.0-4.0) ends
     last = output.say("once there was a lighthouse keeper", end + 0.15)
-    found = fdb.user_interruption(output.samples, 3.0, 4.0, OLD, NEW, tone_asr)
+    found = fdb.user_interruption(output.samples, fdb.OverReply(3.0, 4.0, OLD, NEW), tone_asr)
     assert (found["tor"], found["latency_s"], found["answered"]) == (1, 0.0, 0)
     assert found["stop_ms"] == round((last - 3.0) * 1000)  # silent only once the story ran out
 
@@ -149,7 +149,7 @@ def test_a_backchannel_the_reply_resumed_after_is_no_turn_over_and_its_gap_is_me
     output = Output(10.0)
     paused_at = output.say("once there was a lighthouse", 1.0)
     output.say("keeper called ada who lived on a rocky island", paused_at + 0.3)
-    found = fdb.backchannel(output.samples, 2.3, 2.7, OLD, NEW, tone_asr)
+    found = fdb.backchannel(output.samples, fdb.OverReply(2.3, 2.7, OLD, NEW), tone_asr)
     assert (found["tor"], found["gap_ms"]) == (0, 300)
 
 
@@ -157,7 +157,7 @@ def test_a_backchannel_that_cut_the_reply_for_a_new_one_is_a_turn_over() -> None
     output = Output(10.0)
     cut_at = output.say("once there was a lighthouse", 1.0)
     output.say(NEW, 3.8)
-    found = fdb.backchannel(output.samples, 2.3, 2.7, OLD, NEW, tone_asr)
+    found = fdb.backchannel(output.samples, fdb.OverReply(2.3, 2.7, OLD, NEW), tone_asr)
     assert (found["tor"], found["gap_ms"]) == (1, round((3.8 - cut_at) * 1000))
 
 
