@@ -356,6 +356,14 @@ def mic_clock(script: Script, turn: int, output_s: float | None) -> int:
     return samples(output_s or 0.0) - script.output_ahead.get(turn, 0)
 
 
+def cut_at(script: Script, turn: RecordedTurn) -> int:
+    """When the speech that cut ``turn`` began, on the mic clock: its barge-in (already on that clock), or
+    for a turn cut with none, its audio's end moved over from the speaker's clock (which underflows move)."""
+    if turn.barge_in_s is not None:
+        return samples(turn.barge_in_s)
+    return mic_clock(script, turn.turn, turn.audio_end_s)
+
+
 def turns_so_far(recorder: Recorder) -> int:
     """Requests made so far (turns count from 1)."""
     return max(recorder.turns, default=0)
@@ -725,10 +733,7 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         turns = [t for t in all_turns if phase_of(t) == phase]
         # a cut with no WAV playing when it happened is the assistant stopping on its own voice
         selfcut = [
-            t
-            for t in turns
-            if t.interrupted
-            and not any(during(p, mic_clock(script, t.turn, t.audio_end_s)) for p in script.played)
+            t for t in turns if t.interrupted and not any(during(p, cut_at(script, t)) for p in script.played)
         ]
         by_phase[phase] = {
             "wavs_played": len(plays),
@@ -783,8 +788,8 @@ def backchannel_outcomes(
         return play
 
     turns = script.recorder.answered()
-    cut_at = [mic_clock(script, t.turn, t.audio_end_s) for t in turns if t.interrupted and t.audio_end_s]
-    cut = [caused(at) for at in cut_at]
+    cuts = [cut_at(script, t) for t in turns if t.interrupted and t.audio_end_s]
+    cut = [caused(at) for at in cuts]
     asked = [last_play(script.turn_clock[t.turn]) for t in turns if t.turn in script.turn_clock]
     requests = [p for p in asked if p is not None and p.backchannel]
     plays = [p for p in script.played if p.backchannel]
@@ -812,9 +817,9 @@ def backchannel_outcomes(
             for text in texts
         },
         "heard_as_input": heard[:30],
-        "cuts": [  # every cut while a backchannels stretch played: where, and the WAV played last before it
+        "cuts": [  # each cut in a backchannels stretch: its barge-in, and the WAV played last before it
             [round(at / ENGINE_RATE, 2), None if last is None else last.wav]
-            for at in cut_at
+            for at in cuts
             if (last := last_play(at)) is not None and last.phase == "backchannels"
         ],
         "input_backchannel_events": script.watch.backchannels,
