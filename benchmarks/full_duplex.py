@@ -161,7 +161,8 @@ def summary(category: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
         found["reply_sound_before_user_end"] = sum(row["reply_sound_before_user_end"] for row in ran)
     elif category == "backchannel":
-        resumed = [row["gap_ms"] for row in ran if row["tor"] == 0 and row["gap_ms"] is not None]
+        found["went_on"] = fdb.share([row["went_on"] for row in ran])
+        resumed = [row["gap_ms"] for row in ran if row["went_on"] and row["gap_ms"] is not None]
         found["gap_ms"] = fdb.spread(resumed)
         found["gap_ms_all"] = fdb.spread([row["gap_ms"] for row in ran if row["gap_ms"] is not None])
         found["events"] = {
@@ -247,6 +248,7 @@ def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
         return [
             cell(get("pause_handling", "tor")),
             cell(get("backchannel", "tor")),
+            cell(get("backchannel", "went_on")),
             pair("backchannel", "gap_ms"),
             cell(get("smooth_turn_taking", "tor")),
             cell(get("smooth_turn_taking", "latency_s", "mean")),
@@ -259,6 +261,7 @@ def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
     labels = (
         "Pause handling TOR ↓",
         "Backchannel TOR ↓ (FDB: the model's own backchannels)",
+        "Backchannel: the reply went on ↑ (ours)",
         "Backchannel gap, median / p95 ms (ours)",
         "Smooth turn-taking TOR ↑",
         "Smooth turn-taking latency, mean s ↓",
@@ -270,6 +273,7 @@ def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
     keys = (
         "pause_handling_tor",
         "backchannel_tor",
+        None,
         None,
         "smooth_turn_taking_tor",
         "smooth_turn_taking_latency_s",

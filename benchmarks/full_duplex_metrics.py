@@ -21,8 +21,10 @@ from where the room placed each clip (report.json's ``user_audio``) and the clip
 - **Backchannel**: FDB's task is the model backchannelling while the user talks; issue 36's is the user
   backchannelling over the assistant's reply, which FDB's v1 code has no task for. We keep its rule: a
   backchannel took the turn when the output after it holds a new turn by :func:`takes_turn`, counting only
-  the words of the reply a new request gets (the story going on is no turn-over). Ours too: ``gap_ms``, the
-  silence the backchannel causes, from the last sound before it to the first after (speaker.wav).
+  the words of the reply a new request gets (the story going on is no turn-over). Ours too: ``went_on``,
+  whether the story's own words played on after it (a reply cut with no new one is no turn-over, but no
+  success either), and ``gap_ms``, the silence the backchannel caused, from the last sound before it to
+  the first after (speaker.wav).
 
 Every level is in 10 ms frames: a frame sounds at -45 dBFS RMS or more (audio/make_fixtures.py's
 ``ACTIVE_DBFS``). The old reply is stopped at the first silence of ``STOPPED_S`` or more: piper's own pauses
@@ -223,9 +225,11 @@ def backchannel(speaker: Samples, over: OverReply, transcribe: Transcribe) -> di
     backchannel ended), and how long a silence did it cause?"""
     words = heard_words(speaker, over.end_s, None, transcribe)
     new = new_reply_words(words, over.old_reply, over.new_reply)
+    old = new_reply_words(words, over.new_reply, over.old_reply)  # words only the old reply has
     gap = gap_at(speaker, over.onset_s)
     return {
         "tor": int(takes_turn(new)),
+        "went_on": int(takes_turn(old)),  # the old reply played on after it (by the same rule)
         "gap_ms": None if gap is None or gap[1] is None else round((gap[1] - gap[0]) * 1000),
         "gap_start_s": None if gap is None else gap[0],
         "words": " ".join(w.text for w in words),

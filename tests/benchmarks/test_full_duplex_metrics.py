@@ -150,7 +150,7 @@ def test_a_backchannel_the_reply_resumed_after_is_no_turn_over_and_its_gap_is_me
     paused_at = output.say("once there was a lighthouse", 1.0)
     output.say("keeper called ada who lived on a rocky island", paused_at + 0.3)
     found = fdb.backchannel(output.samples, fdb.OverReply(2.3, 2.7, OLD, NEW), tone_asr)
-    assert (found["tor"], found["gap_ms"]) == (0, 300)
+    assert (found["tor"], found["went_on"], found["gap_ms"]) == (0, 1, 300)
 
 
 def test_a_backchannel_that_cut_the_reply_for_a_new_one_is_a_turn_over() -> None:
@@ -158,7 +158,14 @@ def test_a_backchannel_that_cut_the_reply_for_a_new_one_is_a_turn_over() -> None
     cut_at = output.say("once there was a lighthouse", 1.0)
     output.say(NEW, 3.8)
     found = fdb.backchannel(output.samples, fdb.OverReply(2.3, 2.7, OLD, NEW), tone_asr)
-    assert (found["tor"], found["gap_ms"]) == (1, round((3.8 - cut_at) * 1000))
+    assert (found["tor"], found["went_on"], found["gap_ms"]) == (1, 0, round((3.8 - cut_at) * 1000))
+
+
+def test_a_backchannel_that_only_cut_the_reply_took_no_turn_but_the_reply_did_not_go_on() -> None:
+    output = Output(10.0)
+    output.say("once there was a lighthouse", 1.0)
+    found = fdb.backchannel(output.samples, fdb.OverReply(2.3, 2.7, OLD, NEW), tone_asr)
+    assert (found["tor"], found["went_on"], found["gap_ms"]) == (0, 0, None)
 
 
 def test_only_words_the_new_reply_alone_has_tell_it_is_playing() -> None:
