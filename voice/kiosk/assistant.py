@@ -28,6 +28,7 @@ from voice.event_stream import EventStream
 from voice.kiosk.audio import AudioSetup
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ChatModelThinker, Work
+from voice.telemetry.attach import Telemetry
 from voice.tools.toolbox import McpToolbox
 
 
@@ -46,6 +47,7 @@ class KioskAssistant:
         eagerness: Eagerness = Eagerness.AUTO,
     ) -> None:
         self._reopened = 0  # device reopens seen so far: the notice after one is no error
+        self._on_block: Callable[[], None] | None = None  # the heartbeat, once telemetry is attached
         self.work = Work(threaded=True)
         specs = toolbox.specs if toolbox is not None else ()
         self._thinker = ChatModelThinker(model, settings, self.work, toolbox, specs)
@@ -67,6 +69,11 @@ class KioskAssistant:
         )
         self.events: EventStream = self._talk.runner.events
         self._stopping = asyncio.Event()
+
+    def attach(self, telemetry: Telemetry) -> None:
+        """Metrics, health and traces follow this assistant's stream, log and work."""
+        telemetry.attach(self._talk.runner, self.work, self._talk.device_counters)
+        self._on_block = telemetry.beat
 
     # -- what clients see -------------------------------------------------------------------------
 
@@ -125,7 +132,7 @@ class KioskAssistant:
         else:
             return
         print("voice kiosk: audio devices open; listening", file=sys.stderr, flush=True)
-        await self._talk.run()
+        await self._talk.run(on_block=self._on_block)
 
     def stop(self) -> None:
         """End ``run`` soon (call on the loop); the turn in flight ends as interrupted, heard words kept."""
