@@ -158,6 +158,7 @@ class DeviceConversation:
         self._batches: MicBatches | None = None
         self._listening = True  # the engine starts listening; StateChanged says when that changes
         self._cuts_seen = 0  # the playback buffer's cuts already silenced in the device
+        self.on_step: Callable[[], None] | None = None  # after each block handled (telemetry's heartbeat)
         self.runner.events.subscribe(self._follow_state)
         engine = self.runner.engine
         self._meter = (
@@ -341,6 +342,8 @@ class DeviceConversation:
         if self._meter is not None:
             self._meter.add(block)
         self._note_idle()
+        if self.on_step is not None:
+            self.on_step()
 
     def _silence_cut_audio(self) -> None:
         """A pause or stop of the playback silences what the device still holds of the cut audio at once,

@@ -47,7 +47,6 @@ class KioskAssistant:
         eagerness: Eagerness = Eagerness.AUTO,
     ) -> None:
         self._reopened = 0  # device reopens seen so far: the notice after one is no error
-        self._on_block: Callable[[], None] | None = None  # the heartbeat, once telemetry is attached
         self.work = Work(threaded=True)
         specs = toolbox.specs if toolbox is not None else ()
         self._thinker = ChatModelThinker(model, settings, self.work, toolbox, specs)
@@ -72,8 +71,7 @@ class KioskAssistant:
 
     def attach(self, telemetry: Telemetry) -> None:
         """Metrics, health and traces follow this assistant's stream, log and work."""
-        telemetry.attach(self._talk.runner, self.work, self._talk.device_counters)
-        self._on_block = telemetry.beat
+        telemetry.attach(self._talk, self.work)
 
     # -- what clients see -------------------------------------------------------------------------
 
@@ -132,7 +130,7 @@ class KioskAssistant:
         else:
             return
         print("voice kiosk: audio devices open; listening", file=sys.stderr, flush=True)
-        await self._talk.run(on_block=self._on_block)
+        await self._talk.run()
 
     def stop(self) -> None:
         """End ``run`` soon (call on the loop); the turn in flight ends as interrupted, heard words kept."""

@@ -3,9 +3,8 @@ to its runner, its work and its driver the way any subscriber is."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from voice.runtime import ActionRunner, Work
+from voice.chat.driver import DeviceConversation
+from voice.runtime import Work
 from voice.telemetry.health import Health
 from voice.telemetry.heartbeat import Heartbeat
 from voice.telemetry.metrics import VoiceMetrics
@@ -16,7 +15,7 @@ from voice.telemetry.watchdog import Watchdog
 
 
 class Telemetry:
-    """Everything an operator sees of one process; ``beat`` is the driver's per-block callback."""
+    """Everything an operator sees of one process."""
 
     def __init__(
         self,
@@ -36,7 +35,9 @@ class Telemetry:
             else None
         )
 
-    def attach(self, runner: ActionRunner, work: Work, device_counters: Callable[[], dict[str, int]]) -> None:
+    def attach(self, talk: DeviceConversation, work: Work) -> None:
+        """Subscribe to ``talk``'s stream and log, watch ``work``, beat once per block ``talk`` handles."""
+        runner = talk.runner
         runner.events.subscribe(self.metrics.see)
         runner.on_log_record(self.metrics.note)
         work.watchers.append(self.metrics)
@@ -45,13 +46,10 @@ class Telemetry:
             runner.events.subscribe(self.tracer.see)
             runner.on_log_record(self.tracer.note)
             work.watchers.append(self.tracer)
-        self.metrics.watch_devices(device_counters)
+        self.metrics.watch_devices(talk.device_counters)
+        talk.on_step = self.heartbeat.beat
         if self.watchdog is not None:
             self.watchdog.start()
-
-    @property
-    def beat(self) -> Callable[[], None]:
-        return self.heartbeat.beat
 
     def close(self) -> None:
         """Say STOPPING=1 and export the traces left."""
