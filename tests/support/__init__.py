@@ -1,0 +1,1 @@
+"""Helpers tests share: servers, clients and processes that stand where users and operators would."""
