@@ -17,6 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,18 +92,20 @@ class TurnTracer:
         eagerness: str,
         include_text: bool = False,
         export_delay_ms: int = EXPORT_DELAY_MS,
+        wall_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self._provider = TracerProvider(resource=Resource.create({"service.name": "voice"}))
         self._provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=export_delay_ms))
         self._tracer = self._provider.get_tracer("voice")
         self._eagerness = eagerness
         self._include_text = include_text
+        self._wall_ns = wall_ns
         self._queue: queue.SimpleQueue[tuple[int, str, Any] | None] = queue.SimpleQueue()
         self._input = _Input()
         self._turns: dict[int, _Turn] = {}
         self._offset_ns: int | None = None  # wall time minus the session's sample clock, in ns
         self._state = "listening"
-        self._cut_onset_ns: int | None = None  # speech that began while the reply was audible
+        self._cut_onset_s: float | None = None  # speech that began while the reply was audible (sample clock)
         self._thread = threading.Thread(target=self._run, name="voice-traces", daemon=True)
         self._thread.start()
 
@@ -115,13 +118,13 @@ class TurnTracer:
     # -- what it is told (any thread: one queue put) --------------------------------------------------
 
     def see(self, event: StreamEvent) -> None:
-        self._queue.put((time.time_ns(), "event", event))
+        self._queue.put((self._wall_ns(), "event", event))
 
     def note(self, record: LogRecord) -> None:
-        self._queue.put((time.time_ns(), "record", record))
+        self._queue.put((self._wall_ns(), "record", record))
 
     def produced(self, kind: str, event: EngineInput, seconds: float) -> None:
-        self._queue.put((time.time_ns(), "work", (event, round(seconds * NS))))
+        self._queue.put((self._wall_ns(), "work", (event, round(seconds * NS))))
 
     def close(self) -> None:
         """Build the turns still open and export every span (waits for the exporter)."""
@@ -160,14 +163,13 @@ class TurnTracer:
             case StateChanged(state=state, t=t):
                 self._offset_ns = seen_ns - round(t * NS)
                 if state == "speaking" and self._state == "paused":
-                    self._cut_onset_ns = None
+                    self._cut_onset_s = None
                 self._state = state
             case SpeechStarted(t=t):
-                at = self._at(t, seen_ns)
                 if self._state == "speaking":
-                    self._cut_onset_ns = at
+                    self._cut_onset_s = t
                 if user.onset_ns is None:
-                    user.onset_ns = at
+                    user.onset_ns = self._at(t, seen_ns)
             case SpeechStopped(t=t):
                 user.stopped_ns = self._at(t, seen_ns)
             case ResponseResumed():
@@ -193,12 +195,10 @@ class TurnTracer:
             case ResponseDone(turn=number, metrics=measured) if number in self._turns:
                 self._turns[number].voice_to_voice_ms = measured.get("voice_to_voice_ms")
             case ResponseInterrupted(turn=number, audio_end_ms=audio_end_ms) if number in self._turns:
-                onset = self._cut_onset_ns
-                if audio_end_ms is not None and onset is not None and self._offset_ns is not None:
-                    reaction = (self._offset_ns + round(audio_end_ms / 1000 * NS) - onset) / 1e6
-                    if reaction >= 0:
-                        self._turns[number].reaction_ms = round(reaction, 1)
-                self._cut_onset_ns = None
+                onset = self._cut_onset_s
+                if audio_end_ms is not None and onset is not None and audio_end_ms >= onset * 1000:
+                    self._turns[number].reaction_ms = round(audio_end_ms - onset * 1000, 1)
+                self._cut_onset_s = None
 
     def _work(self, seen_ns: int, event: EngineInput, took_ns: int) -> None:
         asked = seen_ns - took_ns

@@ -43,7 +43,7 @@ class Watchdog:
     def __init__(self, notifier: Notifier, heartbeat: Heartbeat, interval_s: float | None) -> None:
         self._notifier = notifier
         self._heartbeat = heartbeat
-        self._interval_s = interval_s  # None: READY=1 only, no watchdog configured
+        self.interval_s = interval_s  # None: READY=1 only, no watchdog configured
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="voice-watchdog", daemon=True)
 
@@ -70,7 +70,7 @@ class Watchdog:
             if self._stopped.wait(READY_POLL_S):
                 return
         self._notifier.send("READY=1\nSTATUS=listening")
-        interval = self._interval_s
+        interval = self.interval_s
         if interval is None:
             return
         while not self._stopped.wait(interval):
