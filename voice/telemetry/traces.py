@@ -51,7 +51,7 @@ NS = 1_000_000_000
 
 
 @dataclass
-class _Input:
+class _TracedInput:
     """The user input being formed: when its speech began and ended, its transcription, its text."""
 
     onset_ns: int | None = None
@@ -62,9 +62,9 @@ class _Input:
 
 
 @dataclass
-class _Turn:
+class _TracedTurn:
     number: int
-    user: _Input
+    user: _TracedInput
     request_ns: int
     llm: tuple[int, int] | None = None
     first_token_ns: int | None = None
@@ -101,8 +101,8 @@ class TurnTracer:
         self._include_text = include_text
         self._wall_ns = wall_ns
         self._queue: queue.SimpleQueue[tuple[int, str, Any] | None] = queue.SimpleQueue()
-        self._input = _Input()
-        self._turns: dict[int, _Turn] = {}
+        self._input = _TracedInput()
+        self._turns: dict[int, _TracedTurn] = {}
         self._offset_ns: int | None = None  # wall time minus the session's sample clock, in ns
         self._state = "listening"
         self._cut_onset_s: float | None = None  # speech that began while the reply was audible (sample clock)
@@ -173,7 +173,7 @@ class TurnTracer:
             case SpeechStopped(t=t):
                 user.stopped_ns = self._at(t, seen_ns)
             case ResponseResumed():
-                self._input = _Input(
+                self._input = _TracedInput(
                     asr=user.asr, text=user.text, typed_ns=user.typed_ns
                 )  # a cough: no input
             case InputTranscript(id=input_id, text=text):
@@ -181,8 +181,8 @@ class TurnTracer:
                 if not input_id.startswith("speech-") and user.onset_ns is None:
                     user.typed_ns = seen_ns
             case ResponseCreated(turn=number):
-                self._turns[number] = _Turn(number, user, seen_ns)
-                self._input = _Input()
+                self._turns[number] = _TracedTurn(number, user, seen_ns)
+                self._input = _TracedInput()
             case OutputAudioStarted(turn=number, t=t) if number in self._turns:
                 self._turns[number].playback[0] = self._at(t, seen_ns)
             case OutputAudioStopped(turn=number, t=t) if number in self._turns:
@@ -238,7 +238,7 @@ class TurnTracer:
             if turn.ended_at is not None and turn.ended_at <= before:
                 self._build(self._turns.pop(number))
 
-    def _build(self, turn: _Turn) -> None:
+    def _build(self, turn: _TracedTurn) -> None:
         user = turn.user
         starts = [user.onset_ns, user.typed_ns, user.asr[0] if user.asr else None, turn.request_ns]
         start = min(at for at in starts if at is not None)
