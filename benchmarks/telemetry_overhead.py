@@ -12,6 +12,9 @@ response.done), p50/p95 over all cycles; the kiosk's CPU in % of one core and it
 engine's loop; run time from schedstat: Python 3.11 leaves its other threads unnamed, so the tracer's
 own threads show only in the kiosk's total); the scrapes' time and size; the spans received.
 
+Part 0, ``per_event_us``: what one stream event costs the thread that publishes it (the engine's), for
+the metrics (prometheus_client updates) and the tracer (a queue put), over a turn's worth of events.
+
 Part 2, ``idle``: idle.py's `voice chat` listening idle on a PulseAudio null sink, with
 ``--metrics-port`` and scraped every ``--scrape-interval`` s: CPU, by thread kind.
 
@@ -41,10 +44,24 @@ from kiosk_clients import KioskOutput
 from kiosk_cut_in_load import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk
 from kiosk_soak import stop_kiosk
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from scraper import Scraper
 from stand_in_llm import StandInLlm
 
 from voice.audio.pulse import private_pulse
+from voice.client_events import (
+    InputTranscript,
+    OutputAudioStarted,
+    OutputAudioStopped,
+    ResponseCreated,
+    ResponseHeard,
+    ResponseInterrupted,
+    SpeechStarted,
+    SpeechStopped,
+    StateChanged,
+)
+from voice.telemetry.metrics import VoiceMetrics
+from voice.telemetry.traces import TurnTracer
 
 
 class Collector:
@@ -175,6 +192,30 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def per_event_us(repeats: int = 2000) -> dict[str, float]:
+    """Microseconds per stream event on the publishing thread, for each telemetry subscriber."""
+    turn = [
+        StateChanged("user_speaking", 1.0), SpeechStarted(1.0),
+        SpeechStopped(2.0), StateChanged("thinking", 2.0),
+        InputTranscript("speech-1", "What about tomorrow?", None, 2.2), ResponseCreated(1, 2.2),
+        StateChanged("speaking", 2.6), OutputAudioStarted(1, 2.6),
+        *(ResponseHeard(1, "word " * words, words, 2.6 + words / 4) for words in range(1, 13)),
+        SpeechStarted(5.8), StateChanged("paused", 5.9),
+        ResponseInterrupted(1, "word " * 12, "more words", 5900.0, 6.5), OutputAudioStopped(1, 5.9),
+    ]  # fmt: skip
+    metrics = VoiceMetrics()
+    tracer = TurnTracer(InMemorySpanExporter(), "auto")
+    costs = {}
+    for name, see in (("metrics", metrics.see), ("traces", tracer.see)):
+        began = time.perf_counter()
+        for _ in range(repeats):
+            for event in turn:
+                see(event)
+        costs[name] = round((time.perf_counter() - began) / (repeats * len(turn)) * 1e6, 2)
+    tracer.close()
+    return costs
+
+
 def side_by_side(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """Each mode's cycles pooled over its rounds: reaction and voice-to-voice, CPU medians."""
     result: dict[str, Any] = {}
@@ -210,6 +251,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the JSON here too")
     args = parser.parse_args()
     result: dict[str, Any] = {"cpus": os.cpu_count(), "scrape_interval_s": args.scrape_interval}
+    result["per_event_us"] = per_event_us()
     if args.skip != "kiosk":
         rounds = []
         with tempfile.TemporaryDirectory(prefix="voice-telemetry-") as name:

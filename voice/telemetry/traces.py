@@ -46,6 +46,7 @@ from voice.conversation.log_records import InputWithdrawn, LogRecord, TurnEnded,
 from voice.engine.inputs import EngineInput, LlmDone, LlmText, LlmToolCall, SynthesisReady, TranscriptReady
 
 SETTLE_S = 0.5  # a turn's last events follow its end record within one step of the engine
+GATHER_S = 0.2  # events gather this long before the tracer's thread takes them
 EXPORT_DELAY_MS = 2000  # the batch processor sends at most every this often
 NS = 1_000_000_000
 
@@ -135,23 +136,32 @@ class TurnTracer:
     # -- its thread ----------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        """Asleep while nothing happens; woken by the first event, it lets a batch gather, then takes it
+        all: the publishing threads never hand it the GIL event by event."""
         while True:
+            waiting = any(turn.ended_at is not None for turn in self._turns.values())
             try:
-                item = self._queue.get(timeout=SETTLE_S)
+                batch = [self._queue.get(timeout=SETTLE_S if waiting else None)]
             except queue.Empty:
-                self._build_ended(time.monotonic() - SETTLE_S)
-                continue
-            if item is None:
-                self._build_ended(float("inf"))
-                return
-            seen_ns, source, thing = item
-            if source == "work":
-                self._work(seen_ns, *thing)
-            elif source == "event":
-                self._event(seen_ns, thing)
-            elif isinstance(thing, TurnEnded | TurnFailed | InputWithdrawn):
-                self._ended(thing)
+                batch = []
+            else:
+                time.sleep(GATHER_S)
+                while not self._queue.empty():
+                    batch.append(self._queue.get())
+            for item in batch:
+                if item is None:
+                    self._build_ended(float("inf"))
+                    return
+                self._take(*item)
             self._build_ended(time.monotonic() - SETTLE_S)
+
+    def _take(self, seen_ns: int, source: str, thing: Any) -> None:
+        if source == "work":
+            self._work(seen_ns, *thing)
+        elif source == "event":
+            self._event(seen_ns, thing)
+        elif isinstance(thing, TurnEnded | TurnFailed | InputWithdrawn):
+            self._ended(thing)
 
     def _at(self, t: float, seen_ns: int) -> int:
         """A time on the session's sample clock as wall time (by the latest state change's)."""
