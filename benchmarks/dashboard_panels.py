@@ -19,7 +19,6 @@ import html
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from idle import free_port
 from kiosk_clients import KioskOutput
-from kiosk_cut_in_load import SCENARIO, Cycle, reply_to, talk
+from kiosk_cut_in_load import SCENARIO, Cycle, reply_to, talk_for
 from kiosk_soak import stop_kiosk
 from stand_in_llm import StandInLlm
 
@@ -38,12 +38,6 @@ DASHBOARD = ROOT / "deploy" / "grafana-voice.json"
 COLORS = ("#3274d9", "#e0752d", "#56a64b", "#a352cc", "#e02f44", "#8ab8ff", "#f2cc0c")
 PANEL_W, PANEL_H = 560, 250  # pixels of a 12-column-wide panel
 NOT_NUMBERS = ("NaN", "+Inf", "-Inf")  # a quantile of no observations
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def start_prometheus(folder: Path, target: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -190,14 +184,6 @@ def render(url: str, start: float, end: float, rate_interval: str, out: Path) ->
     return got
 
 
-async def _talk_for(url: str, seconds: float, cycles: list[Cycle]) -> None:
-    done = asyncio.Event()
-    talking = asyncio.create_task(talk(url, done, cycles))
-    await asyncio.sleep(seconds)
-    done.set()
-    await talking
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=300.0, help="cut-in cycles while Prometheus scrapes")
@@ -222,7 +208,7 @@ def main() -> None:
             prometheus, url = start_prometheus(folder, f"127.0.0.1:{port}")
             start = time.time()
             cycles: list[Cycle] = []
-            asyncio.run(_talk_for(f"ws://127.0.0.1:{port}/ws", args.seconds, cycles))
+            asyncio.run(talk_for(f"ws://127.0.0.1:{port}/ws", args.seconds, cycles))
             time.sleep(5)  # the last scrapes
             got = render(url, start, time.time(), args.rate_interval, args.out)
         finally:

@@ -267,6 +267,15 @@ async def talk(url: str, done: asyncio.Event, cycles: list[Cycle]) -> str | None
     return None
 
 
+async def talk_for(url: str, seconds: float, cycles: list[Cycle]) -> None:
+    """Cut-in cycles for ``seconds`` (the one under way ends first), each appended to ``cycles``."""
+    done = asyncio.Event()
+    talking = asyncio.create_task(talk(url, done, cycles))
+    await asyncio.sleep(seconds)
+    done.set()
+    await talking
+
+
 async def crowd(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:
     """The misbehaving clients until ``finish`` is set; says "ready" on ``out`` once all are there, then
     its figures. Run in a process of its own, so the talking page's clock never waits on their loop."""

@@ -41,7 +41,7 @@ from typing import Any
 
 from idle import measure as measure_idle
 from kiosk_clients import KioskOutput
-from kiosk_cut_in_load import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk
+from kiosk_cut_in_load import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk_for
 from kiosk_soak import stop_kiosk
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -144,7 +144,7 @@ def kiosk_round(mode: str, seconds: float, scrape_interval: float, folder: Path)
                 scraper = Scraper(f"http://127.0.0.1:{port}/metrics", scrape_interval)
             threads_before, cpu_before, began = thread_run_ns(kiosk.pid), _cpu_s(kiosk.pid), time.monotonic()
             cycles: list[Cycle] = []
-            asyncio.run(_talk_for(f"ws://127.0.0.1:{port}/ws", seconds, cycles))
+            asyncio.run(talk_for(f"ws://127.0.0.1:{port}/ws", seconds, cycles))
             span = time.monotonic() - began
             threads_after, cpu_after = thread_run_ns(kiosk.pid), _cpu_s(kiosk.pid)
         finally:
@@ -177,14 +177,6 @@ def kiosk_round(mode: str, seconds: float, scrape_interval: float, folder: Path)
         "exit_code": exit_code,
         "load_average_1": round(os.getloadavg()[0], 2),
     }
-
-
-async def _talk_for(url: str, seconds: float, cycles: list[Cycle]) -> None:
-    done = asyncio.Event()
-    talking = asyncio.create_task(talk(url, done, cycles))
-    await asyncio.sleep(seconds)
-    done.set()
-    await talking
 
 
 def _cpu_s(pid: int) -> float:
