@@ -33,7 +33,7 @@ from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
-WATCH_S = 0.25  # the mic watchdog looks this often (longer than an idle batch: no extra wake-ups)
+WATCH_S = 0.5  # the mic watchdog looks this often (longer than an idle batch: no extra wake-ups)
 STARTING_S = 5.0  # a stream just opened may take seconds to deliver its first block (PulseAudio does)
 BACKLOG_S = 2.0  # mic audio the loop may fall behind by before the oldest blocks are dropped
 FIRST_RETRY_S = 0.5
@@ -51,13 +51,14 @@ class DeviceSettings:
 
     40 ms blocks halve the per-block cost of 20 ms ones (idle CPU is mostly waking up to move blocks)
     and add at most 20 ms to the barge-in reaction; VAD and AEC still work in 20 and 10 ms frames.
-    While nobody speaks and the assistant is silent, the loop takes ``idle_batch_ms`` of them at once.
+    While nobody speaks and the assistant is silent, the loop takes ``idle_batch_ms`` of them at once:
+    only the VAD's first sight of speech from silence waits for it, never a barge-in or a turn's end.
     """
 
     input_device: DeviceSpec = None
     output_device: DeviceSpec = None
     block_ms: int = 40
-    idle_batch_ms: int = 160
+    idle_batch_ms: int = 400
 
 
 @runtime_checkable
