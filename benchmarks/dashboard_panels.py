@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from idle import free_port
 from kiosk_clients import KioskOutput
 from kiosk_cut_in_load import SCENARIO, Cycle, reply_to, talk_for
 from kiosk_soak import stop_kiosk
 from stand_in_llm import StandInLlm
+
+from voice.testing.loopback import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "deploy" / "grafana-voice.json"

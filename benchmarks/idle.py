@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import queue
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from scraper import Scraper
 
 from voice.audio.pulse import private_pulse
 from voice.process import stop_process
+from voice.testing.loopback import free_port
 
 BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
 STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
@@ -225,12 +225,6 @@ def measure(
         **memory,
         **scrapes,
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def with_bars(results: dict[str, Any]) -> dict[str, Any]:

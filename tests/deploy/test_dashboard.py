@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.units import DEPLOY
 from tests.support.prometheus_server import Prometheus
 from voice.telemetry.metrics import VoiceMetrics
+from voice.testing.deploy_units import DEPLOY
 
 DASHBOARD = json.loads((DEPLOY / "grafana-voice.json").read_text(encoding="utf-8"))
 GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$instance": ".*"}

@@ -1,1 +1,4 @@
-"""Helpers tests share: servers, clients and processes that stand where users and operators would."""
+"""What the tests share: stand-ins, harnesses and servers. A test imports these, never another test module.
+
+Stand-ins a benchmark or a user testing voice needs too live in ``voice.testing``.
+"""

@@ -7,7 +7,6 @@ where the assistant expects it.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,15 +14,10 @@ import time
 import httpx
 
 from voice.llm.embedded_server import bundled_gguf
+from voice.testing.loopback import free_port
 
 ALIAS = "smollm2"
 STARTUP_S = 120.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LlamaServer:

@@ -6,7 +6,6 @@ Its own config and data folder under the test's tmp path; it is stopped when the
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -14,13 +13,9 @@ from typing import Any
 
 import httpx
 
+from voice.testing.loopback import free_port
+
 STARTUP_S = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Prometheus:
@@ -39,7 +34,7 @@ class Prometheus:
             f"    static_configs:\n      - targets: ['{target}']\n",
             encoding="utf-8",
         )
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = (folder / "prometheus.log").open("wb")
         data, listen = folder / "data", f"127.0.0.1:{self.port}"

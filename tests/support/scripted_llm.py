@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk
+from tests.support.fault_llm import Exchange, FaultServer, delta_chunk, finish_chunk
 
 MODELS = {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
 

@@ -7,7 +7,7 @@ import time
 
 import httpx
 
-from tests.llm.fault_server import Exchange, FaultServer
+from tests.support.fault_llm import Exchange, FaultServer
 from voice.client_events import Failure, InputTranscript, OutputAudioStarted
 from voice.telemetry.health import Health
 from voice.telemetry.heartbeat import Heartbeat

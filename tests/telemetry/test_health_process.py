@@ -14,7 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.kiosk.conftest import UNREACHABLE_LLM, Kiosk, running_kiosk
+from tests.support.kiosk import UNREACHABLE_LLM, Kiosk, running_kiosk
 from tests.support.llama_server import ALIAS, LlamaServer
 
 pytestmark = pytest.mark.slow

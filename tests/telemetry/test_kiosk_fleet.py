@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect
 
-from tests.kiosk.conftest import running_kiosk
+from tests.support.kiosk import running_kiosk
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.prometheus_server import Prometheus
 from tests.support.scripted_llm import scripted_llm

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kiosk.conftest import UNREACHABLE_LLM, running_kiosk
+from tests.support.kiosk import UNREACHABLE_LLM, running_kiosk
 from tests.support.notify_socket import NotifySocket
 
 pytestmark = pytest.mark.slow

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -159,6 +160,7 @@ class DeviceConversation:
         self._batches: MicBatches | None = None
         self._listening = True  # the engine starts listening; StateChanged says when that changes
         self._cuts_seen = 0  # the playback buffer's cuts already silenced in the device
+        self.last_step_s = 0.0  # wall seconds the last mic block took to handle, for soaks to watch
         self.on_step: Callable[[], None] | None = None  # after each block handled (telemetry's heartbeat)
         self.runner.events.subscribe(self._follow_state)
         engine = self.runner.engine
@@ -240,7 +242,9 @@ class DeviceConversation:
                 if block is None:
                     return
                 retry, self._started = FIRST_RETRY_S, True
+                started = time.perf_counter()
                 self._step(block)
+                self.last_step_s = time.perf_counter() - started
                 if on_block is not None:
                     on_block()
                 if limit is not None and block.end >= limit:
