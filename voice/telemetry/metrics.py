@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
@@ -36,9 +43,11 @@ from voice.engine.inputs import (
 )
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
+# a *_created series per counter and histogram would double what each scrape formats and Prometheus stores
+disable_created_metrics()  # type: ignore[no-untyped-call]
 BACKCHANNEL = "input.backchannel"  # a listener's "yeah" over a reply (issue 36): counted once it is published
 OUTCOMES = ("completed", "interrupted", "discarded", "failed", BACKCHANNEL.removeprefix("input."))
-LATENCY_BUCKETS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
+LATENCY_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
 REACTION_BUCKETS = (0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.5, 1.0, 2.0)
 SHARE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 DEVICE_COUNTERS = {  # DeviceConversation.device_counters() key: (metric name, help)
