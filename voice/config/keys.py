@@ -11,6 +11,7 @@ from typing import Any
 
 from voice.config.kiosk import AUDIO_MODES, KEEP
 from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
+from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
 from voice.errors import ConfigError
 from voice.speech_backends import Role, check_server_url, server_forms
@@ -234,6 +235,21 @@ KEYS = (
     Key(
         "kiosk.keep_sessions", whole(1, 1_000_000), KEEP, "session logs kept; the oldest go first",
         flag="--keep-sessions", dest="keep_sessions",
+    ),
+    # telemetry (README "Running a fleet"): nothing leaves the machine unless asked for
+    Key(
+        "telemetry.otlp_endpoint", http_url, None,
+        "an OpenTelemetry collector (OTLP/HTTP base URL): each turn is traced to it; unset: no traces",
+        "http://collector:4318", OTLP_ENDPOINT_ENV,
+    ),
+    Key(
+        "telemetry.include_text", boolean, False,
+        "spans carry what the user said and heard (false: no user text in traces)",
+    ),
+    Key(
+        "telemetry.metrics_port", whole(1, 65535), None,
+        "`voice chat` serves Prometheus /metrics and /healthz on 127.0.0.1 at this port (a kiosk: its own)",
+        9465, flag="--metrics-port", dest="metrics_port", from_text=whole_text,
     ),
 )  # fmt: skip
 
