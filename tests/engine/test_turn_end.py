@@ -276,7 +276,8 @@ def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_wa
     room = Room()
     utterance, actions = paused_over_the_reply(room, blocks=60)  # 1.2 s of speech
     paused_at = room.clock - BLOCK
-    assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]
+    heard = "".join(REPLY[:2])  # ASR's context: the words of the reply heard so far
+    assert actions == [Transcribe(2, utterance, over_reply=True, context=heard), JudgeTurnEnd(2, utterance)]
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 

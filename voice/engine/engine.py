@@ -39,6 +39,7 @@ from voice.client_events import (
     ToolFinished,
 )
 from voice.conversation.continuation import Conversation, Request
+from voice.conversation.items import AssistantText
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
@@ -341,7 +342,9 @@ class Engine:
         """
         over_reply = self._over_reply()
         self._paused_at = None if over_reply else event.sample
-        actions = self.utterances.paused(event.sample, self._whole(event.utterance), over_reply)
+        actions = self.utterances.paused(
+            event.sample, self._whole(event.utterance), over_reply, self._said_last()
+        )
         if self.hold.ends_early:
             return actions
         return [action for action in actions if not isinstance(action, JudgeTurnEnd)]
@@ -349,6 +352,15 @@ class Engine:
     def _whole(self, utterance: AudioBlock) -> AudioBlock:
         """The utterance from its start, before any pause the user went on from."""
         return utterance if self._continuing is None else self._continuing.audio.followed_by(utterance)
+
+    def _said_last(self) -> str:
+        """What the assistant said last, as far as the user heard it: ASR hears an answer in its words."""
+        if self._turn is not None and self._turn.heard_text:
+            return self._turn.heard_text
+        said = [
+            item.text for item in self.conversation.history if isinstance(item, AssistantText) and item.text
+        ]
+        return said[-1] if said else ""
 
     def _over_reply(self) -> bool:
         """The assistant's voice may be in the utterance: a turn is in flight, or was when it began."""
@@ -434,7 +446,7 @@ class Engine:
         audio, over_reply = self._whole(event.utterance), self._over_reply()
         self._continuing = None
         self._paused_at = None
-        actions = self.utterances.ended(event.sample, audio, over_reply=over_reply)
+        actions = self.utterances.ended(event.sample, audio, over_reply, self._said_last())
         self._tell(stream.SpeechStopped(self._now(event.sample)))
         self._enter(Phase.THINKING)
         return actions
