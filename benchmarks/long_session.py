@@ -82,6 +82,7 @@ class NamedTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         return Transcript(self.text)
 

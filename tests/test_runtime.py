@@ -58,6 +58,7 @@ class Hears:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         return Transcript(self.text)
 
@@ -176,6 +177,7 @@ class BrokenTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         raise RuntimeError("CTranslate2 ran out of memory")
 
@@ -276,6 +278,7 @@ class GatedTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         self.lengths.append(audio.frames)
         self.cancels.append(cancel)
@@ -340,6 +343,7 @@ class CarefulnessNotingTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         self.over_reply.append(over_reply)
         return Transcript("What will the weather be like tomorrow?" if len(self.over_reply) == 1 else "")

@@ -47,6 +47,7 @@ class Heard:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         self.audio.append(audio)
         return Transcript("Sorry, I meant on Sunday.", self._words)

@@ -55,6 +55,7 @@ class SaysWhatItIsTold:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         return Transcript(self.texts.pop(0))
 
