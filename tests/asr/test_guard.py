@@ -72,6 +72,7 @@ def test_words_where_the_voice_detector_heard_almost_no_voice_are_unusable() -> 
 def test_the_assistant_s_own_words_handed_back_are_unusable() -> None:
     assert why_unusable("Pick a card.", 1.0, context="Here we go. Pick a card.") is not None
     assert why_unusable("Hearts.", 1.0, context="Pick a card.") is None
+    assert why_unusable("Tails.", 1.0, context="Heads or tails?") is None  # an answer in the question's words
 
 
 def test_voiced_time_is_the_voice_not_the_silence_around_it() -> None:

@@ -10,7 +10,8 @@ a prompt it may hand them back. A transcript is not used when it
   LibriVox reader's "it was the epoch of belief" is 7 words a voiced second, the fastest measured; the
   cut window's loops ran at 17 to 21);
 - has any words where the voice detector hears under ``LEAST_VOICED_S`` of voice;
-- is the context it was given (whisper repeating its prompt).
+- is the whole sentence it was prompted with, of ``ECHOED_PROMPT_WORDS`` words or more (whisper handing
+  back its prompt; an answer may repeat a word of the question, "Heads or tails?" "Tails.").
 
 Such a transcript is decoded once more by ``redecode`` if there is one (whisper's full 30 s window, no
 context), and used if that one holds; otherwise it is dropped: ``UnusableTranscript`` says why in
@@ -26,6 +27,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import webrtcvad
 
+from voice.asr.context import prompt_from
 from voice.asr.port import Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.cancel import CancelToken
@@ -37,6 +39,7 @@ LONGEST_PHRASE = 4
 WORDS_PER_VOICED_S = 8.0
 EXTRA_WORDS = 2
 LEAST_VOICED_S = 0.1
+ECHOED_PROMPT_WORDS = 3
 _FRAME = ENGINE_RATE // 50  # webrtcvad's 20 ms frames
 _VAD_MODE = 2  # the quiet VAD's aggressiveness (voice/audio/vad.py)
 _QUIETEST_DBFS = -55.0  # a frame quieter than this is not voice, whatever webrtcvad says
@@ -97,8 +100,9 @@ def why_unusable(text: str, voiced_s: float, context: str = "") -> str | None:
     allowed = EXTRA_WORDS + WORDS_PER_VOICED_S * voiced_s
     if len(words) > allowed:
         return f"{len(words)} words in {voiced_s:.2f} s of voice is faster than anyone speaks"
-    if context and words == words_of(context)[-len(words) :]:
-        return "it is the assistant's own words it was given as context"
+    prompt = words_of(prompt_from(context))
+    if len(prompt) >= ECHOED_PROMPT_WORDS and words == prompt:
+        return "it is the assistant's own sentence it was prompted with"
     return None
 
 
