@@ -11,7 +11,8 @@ benchmarks/hearing_sets.py's ``tuning`` and ``held_out`` (report on held_out; tu
 
 Each utterance is heard twice per path: without context, and with what the assistant said before it
 (an answer's question, a dialogue's previous line; for speech with none, an unrelated reply sentence,
-``UNRELATED``, so a context that misleads shows). A tree without context hears both the same way.
+``UNRELATED``, so a context that misleads shows), as the engine gives it: never over the reply. A tree
+without context hears both the same way.
 
 - ``wer`` / ``wer_no_context``: mean word error over utterances with a reference (numbers said as
   words: "5 5" is "five five"); a transcript the guard drops counts as nothing heard.
@@ -129,7 +130,8 @@ def measure(sets: list[str], every: int) -> dict[str, Any]:
         print(f"{index + 1}/{len(said)} {heard.name}", file=sys.stderr, flush=True)
         audio = AudioBlock(heard.samples, ENGINE_RATE)
         for path, hear in paths.items():
-            for mode, context in (("without", ""), ("with", heard.context or UNRELATED)):
+            given = "" if path == "over the reply" else heard.context or UNRELATED  # as the engine gives it
+            for mode, context in (("without", ""), ("with", given)):
                 started = time.perf_counter()
                 text, why = hear(audio, context)
                 if mode == "with":

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from voice.asr.guard import guarded
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
@@ -24,8 +25,9 @@ RunScenario = Callable[[str], tuple[dict[str, Any], Path]]
 
 @pytest.fixture(scope="session")
 def speech_models(transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer) -> SpeechModels:
-    """The session's one whisper, one piper and one Smart Turn, as the pipeline takes them."""
-    return SpeechModels(transcriber, synthesizer, SmartTurn())
+    """The session's one whisper (behind the word guard, as the assistant loads it), one piper and one
+    Smart Turn, as the pipeline takes them."""
+    return SpeechModels(guarded(transcriber), synthesizer, SmartTurn())
 
 
 @pytest.fixture(scope="session")
