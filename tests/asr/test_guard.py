@@ -73,6 +73,8 @@ def test_the_assistant_s_own_words_handed_back_are_unusable() -> None:
     assert why_unusable("Pick a card.", 1.0, context="Here we go. Pick a card.") is not None
     assert why_unusable("Hearts.", 1.0, context="Pick a card.") is None
     assert why_unusable("Tails.", 1.0, context="Heads or tails?") is None  # an answer in the question's words
+    assert why_unusable("Do you hear me? Do you hear me?", 1.0, context="Tell me.") is not None
+    assert why_unusable("Do you hear me? Do you hear me?", 1.0) is None  # unprompted, people do say it twice
 
 
 def test_voiced_time_is_the_voice_not_the_silence_around_it() -> None:
@@ -111,3 +113,15 @@ def test_the_prompt_is_the_last_sentence_heard() -> None:
     assert prompt_from("I have a deck here. Pick a card.") == "Pick a card."
     assert prompt_from("Which one would you") == "Which one would you"
     assert prompt_from("  ") == ""
+
+
+def test_a_server_s_transcript_made_unusable_by_its_prompt_is_asked_again_without_it() -> None:
+    class Prompted(Says):
+        def transcribe(self, audio: AudioBlock, **options: object) -> Transcript:
+            context = str(options.get("context", ""))
+            self.contexts.append(context)
+            return Transcript("Four of clubs. Four of clubs." if context else "Four of clubs.")
+
+    server = Prompted("")
+    assert guarded(server).transcribe(QUESTION, context="Pick a card.").text == "Four of clubs."
+    assert server.contexts == ["Pick a card.", ""]

@@ -11,12 +11,14 @@ a prompt it may hand them back. A transcript is not used when it
   cut window's loops ran at 17 to 21);
 - has any words where the voice detector hears under ``LEAST_VOICED_S`` of voice;
 - is the whole sentence it was prompted with, of ``ECHOED_PROMPT_WORDS`` words or more (whisper handing
-  back its prompt; an answer may repeat a word of the question, "Heads or tails?" "Tails.").
+  back its prompt; an answer may repeat a word of the question, "Heads or tails?" "Tails."), or, prompted,
+  says a phrase twice (a prompt made whisper say "Do you hear me?" twice for once).
 
-Such a transcript is decoded once more by ``redecode`` if there is one (whisper's full 30 s window, no
-context), and used if that one holds; otherwise it is dropped: ``UnusableTranscript`` says why in
-one line, which the session log keeps as the utterance's failed transcription. The rule applies to
-every backend, local or remote; only the redecoder is whisper's.
+Such a transcript is decoded once more without context, by ``redecode`` if there is one (whisper's full
+30 s window), else by the same transcriber if it had context, and used if that one holds; otherwise it
+is dropped: ``UnusableTranscript`` says why in one line, which the session log keeps as the utterance's
+failed transcription. The rule applies to every backend, local or remote; only the redecoder is
+whisper's.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def why_unusable(text: str, voiced_s: float, context: str = "") -> str | None:
     prompt = words_of(prompt_from(context))
     if len(prompt) >= ECHOED_PROMPT_WORDS and words == prompt:
         return "it is the assistant's own sentence it was prompted with"
+    if prompt and size > 1 and times > 1:
+        return f"prompted, it says {' '.join(words[:size])!r} {times} times"
     return None
 
 
@@ -114,7 +118,8 @@ class WordGuard:
     """Wraps any Transcriber: a transcript the audio cannot hold is decoded again or dropped.
 
     ``redecode``: a more careful decoder of the same audio (whisper's full window), tried once, without
-    context, when the first transcript is unusable; None (a remote server) drops it at once.
+    context, when the first transcript is unusable; without one (a remote server) the same transcriber
+    tries again without context if it had one, else the transcript is dropped at once.
     """
 
     def __init__(self, inner: Transcriber, redecode: Transcriber | None = None) -> None:
@@ -137,10 +142,9 @@ class WordGuard:
         why = why_unusable(heard.text, voiced_s, context)
         if why is None:
             return heard
-        if self._redecode is not None:
-            again = self._redecode.transcribe(
-                audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel
-            )
+        second = self._redecode or (self._inner if context else None)
+        if second is not None:
+            again = second.transcribe(audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel)
             if why_unusable(again.text, voiced_s) is None:
                 return again
             heard, why = again, why_unusable(again.text, voiced_s) or why
