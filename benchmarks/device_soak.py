@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,14 +54,22 @@ from voice.allocator import keep_malloc_flat
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
 from voice.audio.echo import EchoCanceller
+from voice.audio.playback import PlaybackBuffer
 from voice.audio.pulse import private_pulse
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
 from voice.chat import driver
-from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
+from voice.chat.driver import (
+    DeviceConversation,
+    DeviceSettings,
+    OpenOutput,
+    default_echo_canceller,
+    device_openers,
+)
 from voice.client_events import Failure, StreamEvent
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
+from voice.duplex import AudioOutput
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.recorder import RecordedTurn, Recorder
 from voice.runtime import ChatModelThinker, Work
@@ -116,6 +124,19 @@ class HandedOut:
 
     def played(self, block: AudioBlock) -> None:
         self.blocks.append(AudioBlock(block.samples.copy(), block.rate, block.start))
+
+    def speaker(self, devices: DeviceSettings) -> OpenOutput:
+        """The real speaker of ``devices``, telling this of every block it hands out too."""
+        _, open_output = device_openers(devices)
+
+        def opened(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
+            def played(block: AudioBlock) -> None:
+                self.played(block)
+                on_played(block)
+
+            return open_output(buffer, played)
+
+        return opened
 
     def signal(self) -> Samples:
         end = max((block.end for block in self.blocks), default=0)
@@ -681,13 +702,16 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             canceller = RecordingCanceller(canceller)
         if args.backlog_s is not None:  # a loaded machine (or a tracemalloc snapshot) stalls the loop
             driver.BACKLOG_S = args.backlog_s
+        devices = DeviceSettings("pulse", "pulse")
+        handed_out = HandedOut() if args.true_reaction else None
         talk = DeviceConversation(
             engine,
             models,
             ChatModelThinker(StoryModel(), ChatSettings(), work),
             work,
             canceller,
-            DeviceSettings("pulse", "pulse"),
+            devices,
+            open_output=None if handed_out is None else handed_out.speaker(devices),
         )
         script = Script(
             talk,
@@ -706,6 +730,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         busy_at = [0.0]
 
         def on_block() -> None:
+            block_s[blocks[0] % BLOCK_TIMES_KEPT] = talk.last_step_s
+            blocks[0] += 1
             now = time.monotonic()
             at = now - script.began
             if not rss_series or at - rss_series[-1][0] >= args.rss_every_s:
@@ -732,15 +758,6 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         talk.runner.events.subscribe(note_failure)
         pause = talk.buffer.pause
         heard_to: dict[int, int | None] = {}  # cut → speaker clock after the last sample counted played
-        handed_out = HandedOut() if args.true_reaction else None
-        if handed_out is not None:
-            echo_played = talk._echo.played
-
-            def recorded_played(block: AudioBlock) -> None:
-                handed_out.played(block)
-                echo_played(block)
-
-            talk._echo.played = recorded_played  # type: ignore[method-assign]
 
         def noted_pause() -> None:
             cuts.append(talk.clock)
@@ -756,15 +773,6 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
         block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated before the start RSS: the soak must not grow itself
         blocks = [0]
-        step = talk._step
-
-        def timed_step(block: AudioBlock) -> None:
-            started = time.perf_counter()
-            step(block)
-            block_s[blocks[0] % BLOCK_TIMES_KEPT] = time.perf_counter() - started
-            blocks[0] += 1
-
-        talk._step = timed_step  # type: ignore[method-assign]
         growth = (
             PythonGrowth(args.trace_from_min * 60, args.trace_every_min * 60)
             if args.trace_every_min

@@ -9,19 +9,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, Room, ScriptedVad, ask
-from tests.test_runtime import EvenSynthesizer, RecordingThinker
-from voice.asr.port import Transcript
+from tests.support.room import BLOCK, REPLY, Room, ask
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VoiceEnded, VoiceStarted
-from voice.cancel import CancelToken
 from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
 from voice.engine.engine import Engine, Phase
 from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
+from voice.testing.stand_ins import QUESTION, EvenSynthesizer, Hears, ScriptedVad
 
 FADE = 80  # the buffer's 5 ms fade on pause and stop
 STORY = (
@@ -42,30 +41,12 @@ INTERRUPTIONS = [
 ]
 
 
-class SaysWhatItIsTold:
-    """Transcribes each utterance as the next queued text."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-        context: str = "",
-    ) -> Transcript:
-        return Transcript(self.texts.pop(0))
-
-
 class Speaker:
     """The engine and runner with a playback buffer pulled block by block, as a sound card would."""
 
     def __init__(self) -> None:
         self.vad = ScriptedVad()
-        self.transcriber = SaysWhatItIsTold()
+        self.transcriber = Hears()
         self.thinker = RecordingThinker()
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self.runner = ActionRunner(
@@ -85,7 +66,7 @@ class Speaker:
 
     def utterance(self, text: str) -> Samples:
         """The user makes one sound, transcribed as ``text``; returns what played once its onset was heard."""
-        self.transcriber.texts.append(text)
+        self.transcriber.queued.append(text)
         start = self.clock
         self.block(VoiceStarted(start))
         for _ in range(36):  # a second and a half of it

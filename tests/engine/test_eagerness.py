@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, Room
-from tests.engine.test_turn_end import COMPLETE, ended_early_and_answered, paused
+from tests.support.room import BLOCK, COMPLETE, REPLY, Room, ended_early_and_answered, paused
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoicePaused, VoiceStarted
 from voice.conversation.log_records import HoldChanged
@@ -14,6 +13,7 @@ from voice.engine.actions import JudgeTurnEnd, PausePlayback, ResumePlayback, Se
 from voice.engine.engine import Engine, Phase
 from voice.engine.hold import START_MS, Eagerness, Hold
 from voice.engine.inputs import TranscriptReady, TurnEndJudged
+from voice.testing.stand_ins import QUESTION
 
 
 def room_with(eagerness: Eagerness) -> Room:

@@ -11,8 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
-from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
+from tests.support.room import (
+    BLOCK,
+    COMPLETE,
+    LEAD_IN,
+    NOT_YET,
+    REPLY,
+    Room,
+    ask,
+    ended_early_and_answered,
+    paused,
+)
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
@@ -44,20 +54,10 @@ from voice.engine.hold import START_MS as HOLD_AFTER_EARLY_END_MS
 from voice.engine.inputs import CancelReply, MicAudio, TranscriptReady, TurnEndJudged
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
+from voice.testing.stand_ins import QUESTION, WORD, EvenSynthesizer, Hears
 from voice.turn_end.port import EndOfTurn
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
-COMPLETE, NOT_YET = 0.9, 0.1
-LEAD_IN = "Set a timer."  # sounds finished, and is often said before a pause: the model decides
-
-
-def paused(room: Room) -> AudioBlock:
-    """The user speaks, then pauses: the engine asks for a transcript and a judgement of the pause."""
-    utterance = AudioBlock(np.zeros(2 * BLOCK, np.float32), ENGINE_RATE, 0)
-    room.tick(VoiceStarted(0))
-    actions = room.tick(VoicePaused(BLOCK, utterance))
-    assert actions == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
-    return utterance
 
 
 def test_a_finished_question_is_answered_at_the_short_pause() -> None:
@@ -309,14 +309,6 @@ def test_a_question_in_the_quiet_is_transcribed_on_the_quick_path() -> None:
     ended = room.tick(VoiceEnded(3 * BLOCK, utterance))
 
     assert ended == [DropTranscription(1), Transcribe(2, utterance)]
-
-
-def ended_early_and_answered(room: Room) -> list[EngineAction]:
-    """The turn ends at the short pause and the reply's first words are synthesized: what that asks for."""
-    paused(room)
-    room.engine.handle(TranscriptReady(1, QUESTION))
-    room.engine.handle(TurnEndJudged(1, COMPLETE))
-    return room.synthesize(room.stream(1, REPLY))
 
 
 def test_a_reply_after_an_early_end_plays_only_once_the_pause_is_long() -> None:

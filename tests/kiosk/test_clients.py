@@ -24,14 +24,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.kiosk.conftest import (
-    UNREACHABLE_LLM,
-    Event,
-    events_until,
-    next_event,
-    running_kiosk,
-    send,
-)
+from tests.support.kiosk import UNREACHABLE_LLM, Event, events_until, next_event, running_kiosk, send
 from voice.chat.driver import DeviceSettings
 from voice.client_events import ResponseHeard
 from voice.conversation.continuation import Conversation

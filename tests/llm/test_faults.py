@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer, Script, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import Exchange, FaultServer, Script, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import UserText
 from voice.llm.errors import Dispatch, ErrorCode, LLMError

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer
+from tests.support.fault_llm import Exchange, FaultServer
 from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
 from voice.llm.config import LlmConfig
 from voice.llm.open_model import open_chat_model

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.models.server import Served
-from tests.models.wheels import publish
+from tests.support.model_server import Served
+from tests.support.model_wheels import publish
 from voice.asr.whisper import bundled_model_dir
 from voice.cli import main
 from voice.components import SpeechChoice, load_speech_models

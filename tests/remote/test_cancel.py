@@ -16,9 +16,8 @@ import pytest
 from wyoming.audio import AudioChunk
 from wyoming.event import Event
 
-from tests.llm.fault_server import Exchange, FaultServer
-from tests.remote.fault_wyoming import FaultWyoming, Peer
-from tests.remote.test_faults import UTTERANCE, audio_then_silent
+from tests.support.fault_llm import Exchange, FaultServer
+from tests.support.fault_wyoming import UTTERANCE, FaultWyoming, Peer, audio_then_silent
 from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from wyoming.asr import Transcript as WyomingTranscript
 
-from tests.llm.fault_server import Exchange, FaultServer
-from tests.remote.fault_wyoming import FaultWyoming
+from tests.support.fault_llm import Exchange, FaultServer
+from tests.support.fault_wyoming import FaultWyoming
 from voice.asr.guard import UnusableTranscript, guarded
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sim.conftest import SCENARIOS
+from tests.support.paths import SCENARIOS
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav

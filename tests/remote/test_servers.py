@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.asr.test_whisper import words_wrong
-from tests.remote.servers import free_port, running, wyoming_piper_command
+from tests.support.word_error import words_wrong
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
@@ -13,6 +12,8 @@ from voice.errors import VoiceError
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
 from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.testing.loopback import free_port
+from voice.testing.speech_servers import running, wyoming_piper_command
 from voice.tts.estimate import LATE_S
 from voice.tts.port import Synthesis
 

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.sim.conftest import SCENARIOS
+from tests.support.paths import SCENARIOS
 from voice.audio.block import ENGINE_RATE
 from voice.remote.spans import estimated_synthesis
 from voice.tts.estimate import sounded_weight

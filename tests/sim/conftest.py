@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.paths import AUDIO
+from tests.support.scenarios import RunScenario
 from voice.asr.guard import guarded
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels
@@ -16,11 +17,6 @@ from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.turn_end.smart_turn import SmartTurn
-
-AUDIO = Path(__file__).resolve().parents[2] / "audio"
-SCENARIOS = sorted((AUDIO / "scenarios").glob("*.json"))
-
-RunScenario = Callable[[str], tuple[dict[str, Any], Path]]
 
 
 @pytest.fixture(scope="session")

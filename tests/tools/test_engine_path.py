@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_runtime import EvenSynthesizer, Hears
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.cancel import CancelToken
 from voice.conversation.items import NOT_RUN_INTERRUPTED, ToolCall, ToolResult, UserText
@@ -20,6 +19,7 @@ from voice.engine.engine import Engine
 from voice.llm.port import ChatEvent, ChatRequest, Finished, TextDelta, ToolCallReady
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.scenario import RealLlm, Scenario, ScriptedLlm, ScriptedReply, ScriptedToolCall, UserCue
+from voice.testing.stand_ins import EvenSynthesizer, Hears
 from voice.tools.mcp_settings import McpServerSettings
 from voice.tools.toolbox import McpToolbox
 

@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from tests.tools.conftest import Notes, free_port, orders_settings, start_home, stop
+from tests.support.mcp_servers import Notes, orders_settings, start_home, stop
 from voice.cancel import CancelToken
 from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
+from voice.testing.loopback import free_port
 from voice.tools.mcp_settings import McpServerSettings
 from voice.tools.toolbox import McpToolbox
 

@@ -57,3 +57,9 @@ def add_kiosk_arguments(parser: argparse.ArgumentParser) -> None:
     _add(group, "kiosk.wake", metavar="PHRASE")
     _add(group, "kiosk.sessions", metavar="FOLDER")
     _add(group, "kiosk.keep_sessions", type=int, metavar="N")
+
+
+def add_telemetry_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--metrics-port``: where `voice chat` serves its metrics and health (the kiosk uses its own port)."""
+    group = parser.add_argument_group("telemetry")
+    _add(group, "telemetry.metrics_port", type=int, metavar="PORT")

@@ -15,6 +15,7 @@ from voice.kiosk.audio import AUDIO_MODES
 from voice.kiosk.sessions import KEEP
 from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.remote.urls import parse_server_url
+from voice.telemetry.settings import OTLP_ENDPOINT_ENV
 
 ValueCheck = Callable[[Any], Any]
 ENV_ASR_URL = "VOICE_ASR_URL"
@@ -235,6 +236,21 @@ KEYS = (
     Key(
         "kiosk.keep_sessions", whole(1, 1_000_000), KEEP, "session logs kept; the oldest go first",
         flag="--keep-sessions", dest="keep_sessions",
+    ),
+    # telemetry (README "Running a fleet"): nothing leaves the machine unless asked for
+    Key(
+        "telemetry.otlp_endpoint", http_url, None,
+        "an OpenTelemetry collector (OTLP/HTTP base URL): each turn is traced to it; unset: no traces",
+        "http://collector:4318", OTLP_ENDPOINT_ENV,
+    ),
+    Key(
+        "telemetry.include_text", boolean, False,
+        "spans carry what the user said and heard (false: no user text in traces)",
+    ),
+    Key(
+        "telemetry.metrics_port", whole(1, 65535), None,
+        "`voice chat` serves Prometheus /metrics and /healthz on 127.0.0.1 at this port (a kiosk: its own)",
+        9465, flag="--metrics-port", dest="metrics_port", from_text=whole_text,
     ),
 )  # fmt: skip
 

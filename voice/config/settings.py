@@ -18,6 +18,7 @@ from voice.errors import ConfigError
 from voice.kiosk.security import TOKEN_ENV
 from voice.kiosk.sessions import default_folder
 from voice.llm.config import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
+from voice.telemetry.settings import TelemetrySettings
 from voice.tools.mcp_settings import McpServerSettings
 
 DEFAULT = "default"
@@ -66,6 +67,7 @@ class Settings:
     file: Path | None  # the file read; None when there was none
     sources: Mapping[str, str]
     speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
     @property
     def speech(self) -> SpeechChoice:
@@ -96,6 +98,9 @@ class Settings:
             "kiosk.wake": kiosk.wake,
             "kiosk.sessions": kiosk.sessions,
             "kiosk.keep_sessions": kiosk.keep_sessions,
+            "telemetry.otlp_endpoint": self.telemetry.otlp_endpoint,
+            "telemetry.include_text": self.telemetry.include_text,
+            "telemetry.metrics_port": self.telemetry.metrics_port,
         }[key]
 
     def source(self, key: str) -> str:
@@ -152,6 +157,9 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
             token=environ.get(TOKEN_ENV) or None,
         ),
         mcp_servers=servers,
+        telemetry=TelemetrySettings(
+            value["telemetry.otlp_endpoint"], value["telemetry.include_text"], value["telemetry.metrics_port"]
+        ),
         file=file.path if file is not None else None,
         sources=sources,
     )

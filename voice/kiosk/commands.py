@@ -31,6 +31,8 @@ from voice.kiosk.sessions import SessionFiles
 from voice.llm.config import LlmConfig, add_llm_arguments
 from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
+from voice.telemetry.attach import Telemetry
+from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox, say_on_stderr
 
 
@@ -66,9 +68,27 @@ def _kiosk(args: argparse.Namespace) -> int:
     with McpToolbox(configured.mcp_servers) as toolbox, open_chat_model(configured.llm) as model:
         for line in toolbox.failures:
             say_on_stderr(line)
-        asyncio.run(
-            _serve(model, configured.llm, audio, files, server, keeper, toolbox, configured.eagerness)
+        telemetry = Telemetry(
+            configured.telemetry,
+            configured.eagerness.value,
+            *probes_for(configured, model),
         )
+        try:
+            asyncio.run(
+                _serve(
+                    model,
+                    configured.llm,
+                    audio,
+                    files,
+                    server,
+                    keeper,
+                    toolbox,
+                    configured.eagerness,
+                    telemetry,
+                )
+            )
+        finally:
+            telemetry.close()
     return 0
 
 
@@ -81,6 +101,7 @@ async def _serve(
     keeper_settings: KeeperSettings,
     toolbox: McpToolbox,
     eagerness: Eagerness,
+    telemetry: Telemetry,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     public = {
@@ -102,7 +123,8 @@ async def _serve(
         toolbox=toolbox,
         eagerness=eagerness,
     )
-    server = KioskServer(keeper, server_settings, audio.browser)
+    assistant.attach(telemetry)
+    server = KioskServer(keeper, server_settings, audio.browser, telemetry.metrics, telemetry.health)
     keeper.attach(assistant, server.broadcast)
     try:
         listening = await server.start()
