@@ -155,6 +155,23 @@ CARDS = "pocketsphinx's test/data/cards/cards.transcription (made by its authors
 AUSTEN = "pocketsphinx's test/data/librivox/*.txt (made by its authors; keeps the reader's repeated 'a')"
 GOFORWARD = "pocketsphinx's README and tests: 'go forward ten meters' (its authors' text for this recording)"
 
+ENDGAME_LINES = [
+    "Do you hear me?",
+    "Yes.",
+    "Do you hear me?",
+    "Yes.",
+    "We laugh less heartily, so we have still that resource.",
+    "We laugh less heartily, so we have still that resource?",
+    "No, not heartily, just less heartily.",
+    "Ah that's a good story, ah that's a good story.",
+    "What are you talking about?",
+    "Laughing.",
+    "I thought you were in pain.",
+    "Not now.",
+    "Do you remember the day I went and fetched you from that ditch?",
+    "No.",
+]
+
 # (text, how the reference was made, the assistant's words before it, if the situation has any)
 REFERENCES: dict[str, list[tuple[str, str, str]]] = {
     "two_cities": [
@@ -179,42 +196,7 @@ REFERENCES: dict[str, list[tuple[str, str, str]]] = {
         )
     ],
     "endgame": [
-        (text, ENDGAME, before)
-        for before, text in zip(
-            [
-                "",
-                "Do you hear me?",
-                "Yes.",
-                "Do you hear me?",
-                "Yes.",
-                "We laugh less heartily, so we have still that resource.",
-                "We laugh less heartily, so we have still that resource?",
-                "No, not heartily, just less heartily.",
-                "Ah that's a good story, ah that's a good story.",
-                "What are you talking about?",
-                "Laughing.",
-                "I thought you were in pain.",
-                "Not now.",
-                "Do you remember the day I went and fetched you from that ditch?",
-            ],
-            [
-                "Do you hear me?",
-                "Yes.",
-                "Do you hear me?",
-                "Yes.",
-                "We laugh less heartily, so we have still that resource.",
-                "We laugh less heartily, so we have still that resource?",
-                "No, not heartily, just less heartily.",
-                "Ah that's a good story, ah that's a good story.",
-                "What are you talking about?",
-                "Laughing.",
-                "I thought you were in pain.",
-                "Not now.",
-                "Do you remember the day I went and fetched you from that ditch?",
-                "No.",
-            ],
-            strict=True,
-        )
+        (text, ENDGAME, before) for before, text in zip(["", *ENDGAME_LINES[:-1]], ENDGAME_LINES, strict=True)
     ],
     "beckett": [
         ("Ever tried. Ever failed.", BECKETT, ""),
