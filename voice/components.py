@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from voice.asr.guard import guarded
 from voice.asr.port import Transcriber
 from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector
@@ -49,7 +50,7 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
     """
     choice = choice or SpeechChoice()
     transcriber, synthesizer = prepare_transcriber(choice), prepare_synthesizer(choice)
-    return SpeechModels(transcriber(), synthesizer(), SmartTurn())
+    return SpeechModels(guarded(transcriber()), synthesizer(), SmartTurn())
 
 
 def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:

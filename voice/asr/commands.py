@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from voice.asr.guard import guarded
 from voice.audio.wav import read_wav
 from voice.config.flags import add_hearing_arguments
 from voice.config.settings import add_config_argument, load_settings
@@ -36,5 +37,5 @@ def _transcribe(args: argparse.Namespace) -> int:
     if args.language is not None:
         tuning["language"] = None if args.language == "auto" else args.language
     with opened(prepare_transcriber(settings.speech, tuning=tuning)) as transcriber:
-        print(transcriber.transcribe(audio).text)
+        print(guarded(transcriber).transcribe(audio).text)
     return 0
