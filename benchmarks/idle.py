@@ -12,8 +12,11 @@ AEC, the embedded llama.cpp server), waits for its "listening" line, lets it set
   (and ``run_average``) is the scheduler's exact run time from /proc/PID/task/TID/schedstat.
 - ``rss_mb`` / ``peak_rss_mb``: VmRSS at the end of the listen and VmHWM (the peak since start).
 - ``bars_met``: the average against < 5 % of one core; RSS and peak RSS against < 600 MB.
+- With ``--scrape-interval S``, `voice chat` serves its metrics (``--metrics-port``) and they are fetched
+  every S seconds while it listens, as Prometheus would (``scrapes``: how many, their median time).
 
 Usage: python benchmarks/idle.py [--listen-seconds 30] [--settle-seconds 5] [--rounds 1] [--against TREE]
+       [--scrape-interval S]
 (about 1 minute a round). ``--against TREE`` alternates TREE's voice package and this one, ``--rounds`` times
 each, on the same sound server: on a shared machine only runs side by side in time compare.
 """
@@ -33,8 +36,11 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from scraper import Scraper
+
 from voice.audio.pulse import private_pulse
 from voice.process import stop_process
+from voice.testing.loopback import free_port
 
 BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
 STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
@@ -164,9 +170,15 @@ def sample_cpu(process: subprocess.Popen[str], seconds: int) -> dict[str, Any]:
 
 
 def measure(
-    pulse_server: str, folder: Path, listen_s: int, settle_s: float, tree: Path | None = None
+    pulse_server: str,
+    folder: Path,
+    listen_s: int,
+    settle_s: float,
+    tree: Path | None = None,
+    scrape_interval: float | None = None,
 ) -> dict[str, Any]:
-    """One ``voice chat`` listening idle; ``tree``'s voice package instead of this one's if given."""
+    """One ``voice chat`` listening idle; ``tree``'s voice package instead of this one's if given; its
+    metrics served and scraped every ``scrape_interval`` seconds if given."""
     env = {**os.environ, "PULSE_SERVER": pulse_server}
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
@@ -175,6 +187,9 @@ def measure(
         "--seconds", str(round(settle_s + listen_s + 30)),
         "--session", str(folder / f"session-{time.monotonic_ns()}.jsonl"),
     ]  # fmt: skip
+    port = free_port()
+    if scrape_interval is not None:
+        command += ["--metrics-port", str(port)]
     process = subprocess.Popen(
         command,
         env=env,
@@ -190,13 +205,26 @@ def measure(
         threading.Thread(target=forward_lines, args=(process.stdout, lines), daemon=True).start()
         startup_s = wait_until_listening(process, lines)
         print(f"listening after {startup_s:.1f} s; settling {settle_s:g} s", file=sys.stderr, flush=True)
+        scraper = (
+            None if scrape_interval is None else Scraper(f"http://127.0.0.1:{port}/metrics", scrape_interval)
+        )
         time.sleep(settle_s)
         print(f"sampling {listen_s} s of idle listening", file=sys.stderr, flush=True)
         cpu = sample_cpu(process, listen_s)
         memory = memory_mb(process.pid)
+        scrapes = (
+            {} if scraper is None else {"scrapes": scraper.close(), "scrape_interval_s": scrape_interval}
+        )
     finally:
         stop_process(process, STOP_TIMEOUT_S)
-    return {"startup_s": round(startup_s, 1), "settle_s": settle_s, "listen_s": listen_s, **cpu, **memory}
+    return {
+        "startup_s": round(startup_s, 1),
+        "settle_s": settle_s,
+        "listen_s": listen_s,
+        **cpu,
+        **memory,
+        **scrapes,
+    }
 
 
 def with_bars(results: dict[str, Any]) -> dict[str, Any]:
@@ -235,6 +263,11 @@ def main() -> None:
     parser.add_argument("--settle-seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=1, help="runs of each tree, alternating")
     parser.add_argument("--against", type=Path, help="another source tree, run in turn with this one")
+    parser.add_argument(
+        "--scrape-interval",
+        type=float,
+        help="serve metrics (--metrics-port) and fetch them every this many s",
+    )
     args = parser.parse_args()
     if args.against is not None and not (args.against / "voice" / "__init__.py").is_file():
         raise SystemExit(f"--against {args.against}: no voice package there")
@@ -248,7 +281,14 @@ def main() -> None:
             for round_ in range(args.rounds):
                 for tree in trees:
                     print(f"round {round_ + 1}: {tree}", file=sys.stderr, flush=True)
-                    result = measure(pulse_server, folder, args.listen_seconds, args.settle_seconds, tree)
+                    result = measure(
+                        pulse_server,
+                        folder,
+                        args.listen_seconds,
+                        args.settle_seconds,
+                        tree,
+                        args.scrape_interval,
+                    )
                     runs[tree].append(with_bars(result))
     if args.against is None and args.rounds == 1:
         print(json.dumps(runs[here][0], indent=2))

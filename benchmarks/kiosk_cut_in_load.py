@@ -104,6 +104,7 @@ class Cycle:
     answered: bool = False
     failed: str | None = None
     audio_end_ms: float | None = None  # the kiosk's own account of where the reply's audio stopped
+    voice_to_voice_ms: float | None = None  # the answer to the cut-in: its response.done's measure
     ahead_ms: float | None = None  # mic audio sent past the reply audio back when the cut-in began
     started: float = 0.0  # monotonic, for the kiosk's notices during the cycle
     ended: float = 0.0
@@ -235,6 +236,7 @@ async def cycle(page: TalkingPage, question: np.ndarray, cut_in: np.ndarray) -> 
             found.reaction_ms = round((page.last_loud - onset) / RATE * 1000, 1)
         ended = await page.event(ends, lambda event: event.get("turn") != turn)
         found.answered = ended["type"] == "response.done"
+        found.voice_to_voice_ms = (ended.get("metrics") or {}).get("voice_to_voice_ms")
     except TimeoutError:
         found.failed = "a step took over a minute"
     found.ended = time.monotonic()
@@ -263,6 +265,15 @@ async def talk(url: str, done: asyncio.Event, cycles: list[Cycle]) -> str | None
     except ConnectionClosed as closed:
         return closed_as(closed)
     return None
+
+
+async def talk_for(url: str, seconds: float, cycles: list[Cycle]) -> None:
+    """Cut-in cycles for ``seconds`` (the one under way ends first), each appended to ``cycles``."""
+    done = asyncio.Event()
+    talking = asyncio.create_task(talk(url, done, cycles))
+    await asyncio.sleep(seconds)
+    done.set()
+    await talking
 
 
 async def crowd(port: int, watchers_wanted: int, finish: Any, out: Any) -> None:

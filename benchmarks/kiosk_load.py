@@ -57,10 +57,10 @@ from scenario_runs import (
     turn_outcomes,
 )
 
-from tests.deploy.units import DEPLOY, unit_command
-from tests.remote.servers import free_port, wait_for_port
 from voice.audio.wav import read_wav
-from voice.remote.speech import synthesizer_for, transcriber_for
+from voice.speech_backends import synthesizer_for, transcriber_for
+from voice.testing.deploy_units import DEPLOY, unit_command
+from voice.testing.loopback import free_port, wait_for_port
 
 KIOSK_SCENARIOS = ("interrupt-mid", "two-interruptions")
 SATURATED_FACTOR = 3.0  # three times slower than one kiosk alone: each visitor waits seconds more

@@ -8,7 +8,10 @@ merged before anything was heard, a tool call, an LLM failure after some words, 
 duplicate, and a cough over the reply. Reported:
 
 - ``rss_mb``: resident memory at the start (after a warm-up of 200 turns) and the end, and the growth;
-- ``structures``: every collection that could grow with the session, counted at the start and the end;
+- ``structures``: what the engine and conversation hold (utterances awaited, held inputs, history) at the
+  start and the end;
+- ``grown_objects``: the types whose count of live objects grew the most from start to end (bar: none
+  grows with the turns), counted by the garbage collector rather than by reaching into each part;
 - ``exceptions``: raised anywhere in the loop (bar: none);
 - ``block_ms``: p50 / p95 / max of handling one 20 ms mic block (runner.feed, log writes included).
 
@@ -24,16 +27,15 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from voice.asr.port import Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VadEvent, VoiceEnded, VoiceStarted
-from voice.cancel import CancelToken
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.items import ToolCall, ToolResult
@@ -43,55 +45,12 @@ from voice.engine.inputs import LlmDone, LlmFailed, LlmText, LlmToolCall, MicAud
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
 from voice.runtime import ActionRunner, Work
-from voice.tts.port import Synthesis, WordTiming
+from voice.testing.stand_ins import EvenSynthesizer, Hears, ScriptedVad
 
 BLOCK = ENGINE_RATE // 50
-WORD = ENGINE_RATE // 4  # each stand-in word sounds for a quarter of a second
 REPLY = "Tomorrow starts dry, then rain moves in from the west in the afternoon, so take an umbrella."
 WARM_UP_TURNS = 200
 BLOCK_TIMES_KEPT = 500_000  # the latest block times (about 3 hours of virtual audio)
-
-
-class CueVad:
-    """Speech starts and ends when the benchmark says so (the real VAD is measured elsewhere)."""
-
-    def __init__(self) -> None:
-        self.next_events: list[VadEvent] = []
-
-    def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
-        events, self.next_events = self.next_events, []
-        return events
-
-    def end_utterance(self) -> None:
-        """No end-of-turn model runs here: every turn ends at the cue's VoiceEnded."""
-
-    voiced_until = 0
-    start_window = 200 * ENGINE_RATE // 1000
-
-
-class NamedTranscriber:
-    """Hears whatever the benchmark says the user said last."""
-
-    def __init__(self) -> None:
-        self.text = ""
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        return Transcript(self.text)
-
-
-class ToneSynthesizer:
-    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
-        words = text.split()
-        tone = np.full(len(words) * WORD, 0.05, dtype=np.float32)
-        timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
-        return Synthesis(AudioBlock(tone, ENGINE_RATE), timings)
 
 
 class InstantThinker:
@@ -135,15 +94,15 @@ class Session:
     """The real engine, conversation, runner, buffer and log, driven block by block."""
 
     def __init__(self, log: SessionLog) -> None:
-        self.vad = CueVad()
-        self.transcriber = NamedTranscriber()
+        self.vad = ScriptedVad()
+        self.transcriber = Hears("")
         self.work = Work(threaded=False)
         self.thinker = InstantThinker(self.work)
         budget = ContextBudget.for_model(2048, 150, SPEECH_SYSTEM_PROMPT)
         self.engine = Engine(self.vad, Conversation(budget))
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self.runner = ActionRunner(
-            self.engine, self.transcriber, ToneSynthesizer(), self.thinker, self.work, self.buffer, log
+            self.engine, self.transcriber, EvenSynthesizer(), self.thinker, self.work, self.buffer, log
         )
         self.clock = 0
         self.block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated up front: the soak must not grow itself
@@ -219,19 +178,26 @@ def rss_mb() -> float:
 
 
 def structures(session: Session) -> dict[str, int]:
-    """Every collection a long session could grow, reached through the objects that own it."""
-    engine, conversation, runner = session.engine, session.engine.conversation, session.runner
+    """What the engine and conversation say they hold, through their public names."""
+    engine = session.engine
     return {
         "engine.utterances_awaited": engine.utterances.transcribing,
-        "engine.early_transcripts": len(engine.utterances._early),
         "engine.held_inputs": len(engine.held),
-        "conversation.history": len(conversation.history),
-        "conversation.seen_ids": len(conversation._seen_ids),
-        "runner.asr_queued": len(runner._asr_queued),
-        "runner.asr_dropped": len(runner._asr_dropped),
-        "buffer.runs": len(session.buffer._runs),
-        "work.pools": len(session.work._pools),
+        "conversation.history": len(engine.conversation.history),
     }
+
+
+def live_objects() -> Counter[str]:
+    """Live objects the collector tracks, by type: any collection the session grows shows up here,
+    owned by whatever part, without reaching into it."""
+    gc.collect()
+    return Counter(type(found).__qualname__ for found in gc.get_objects())
+
+
+def grown(start: Counter[str], end: Counter[str], most: int = 10) -> dict[str, list[int]]:
+    """The types whose live count grew the most over the soak: [start, end]."""
+    growth = sorted(((end[name] - start[name], name) for name in end), reverse=True)
+    return {name: [start[name], end[name]] for more, name in growth[:most] if more > 0}
 
 
 def main() -> int:
@@ -243,7 +209,7 @@ def main() -> int:
         session = Session(log)
         for turn in range(WARM_UP_TURNS):
             session.one_turn(turn % 8)
-        gc.collect()
+        start_objects = live_objects()
         start_rss, start_structures = rss_mb(), structures(session)
         session.blocks = 0
         started = time.perf_counter()
@@ -254,7 +220,7 @@ def main() -> int:
                 exceptions.append(f"turn {turn}: {type(exc).__name__}: {exc}")
             if turn % 500 == 499:
                 print(f"{turn + 1} turns, {rss_mb():.1f} MB", file=sys.stderr, flush=True)
-        gc.collect()
+        end_objects = live_objects()
         end_rss = rss_mb()  # before the percentiles below allocate their own lists
         blocks_ms = sorted(session.block_s[: min(session.blocks, BLOCK_TIMES_KEPT)] * 1000)
         result: dict[str, Any] = {
@@ -264,6 +230,7 @@ def main() -> int:
             "wall_s": round(time.perf_counter() - started, 1),
             "rss_mb": {"start": round(start_rss, 1), "end": round(end_rss, 1)},
             "structures": {"start": start_structures, "end": structures(session)},
+            "grown_objects": grown(start_objects, end_objects),
             "log_mb": round((Path(folder) / "soak.jsonl").stat().st_size / 1e6, 1),
             "exceptions": exceptions[:10],
             "exception_count": len(exceptions),

@@ -31,10 +31,10 @@ from against import print_before_and_after
 from scenario_runs import SCENARIOS, progress, simulate
 from spoken_prefix import full_window_judge, spoken_prefix
 
-from tests.remote.servers import speech_servers
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels, load_speech_models
-from voice.remote.speech import synthesizer_for, transcriber_for
+from voice.speech_backends import synthesizer_for, transcriber_for
+from voice.testing.speech_servers import speech_servers
 from voice.turn_end.smart_turn import SmartTurn
 
 WAYS = ("local", "wyoming", "openai")

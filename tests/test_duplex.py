@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.test_runtime import AUDIO, BLOCK, EvenSynthesizer, Hears, RecordingThinker
+from tests.support.paths import AUDIO
+from tests.support.room import BLOCK
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
@@ -19,6 +21,7 @@ from voice.engine.engine import Engine
 from voice.engine.inputs import LlmDone, LlmText
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
+from voice.testing.stand_ins import EvenSynthesizer, Hears
 
 OUTPUT_START = 48_000  # the speaker's clock started three seconds before the mic's
 LATENCY = 960

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.engine.test_engine import ScriptedVad
-from voice.asr.port import Transcriber, Transcript
+from tests.support.paths import AUDIO
+from tests.support.stand_ins import NotingTranscriber, RecordingThinker
+from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
@@ -29,8 +30,7 @@ from voice.audio.vad import (
 from voice.audio.wav import read_wav
 from voice.cancel import INTERRUPTED, CancelToken
 from voice.client_events import event_json
-from voice.conversation.continuation import Request
-from voice.conversation.items import ToolCall, UserText
+from voice.conversation.items import UserText
 from voice.conversation.session_log import SessionLog
 from voice.engine.engine import Engine
 from voice.engine.inputs import LlmDone, LlmFailed, LlmText, MicAudio, TextInput
@@ -38,52 +38,10 @@ from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, ChatModelThinker, Thinker, Work
-from voice.tts.port import Synthesis, Synthesizer, WordTiming
+from voice.testing.stand_ins import WORD, EvenSynthesizer, Hears, ScriptedVad
+from voice.tts.port import Synthesis, Synthesizer
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
-WORD = 4_000  # each stand-in word sounds for a quarter of a second
 BLOCK = 320
-
-
-class Hears:
-    """Whisper as a stand-in that hears ``text`` in every utterance."""
-
-    def __init__(self, text: str = "What will the weather be like tomorrow?") -> None:
-        self.text = text
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        return Transcript(self.text)
-
-
-class EvenSynthesizer:
-    """Every word gets WORD samples of a tone, so what was played is easy to count."""
-
-    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
-        words = text.split()
-        tone = np.full(len(words) * WORD, 0.1, dtype=np.float32)
-        timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
-        return Synthesis(AudioBlock(tone, ENGINE_RATE), timings)
-
-
-class RecordingThinker:
-    def __init__(self) -> None:
-        self.sent: list[Request] = []
-
-    def send(self, request: Request, delay_s: float) -> None:
-        self.sent.append(request)
-
-    def stop_turn(self, turn: int, reason: str = "") -> None:
-        pass
-
-    def run_tool(self, turn: int, call: ToolCall) -> None:
-        raise AssertionError("no tool is called here")
 
 
 def test_a_retried_reply_is_counted_from_its_own_first_sample() -> None:
@@ -168,18 +126,6 @@ def test_a_new_conversation_cuts_the_turn_in_flight_and_goes_on_in_a_fresh_log(t
 # -- work that fails: every failure reaches the engine, nothing waits forever ---------------------
 
 
-class BrokenTranscriber:
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        raise RuntimeError("CTranslate2 ran out of memory")
-
-
 class BrokenSynthesizer:
     def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
         raise RuntimeError("onnxruntime failed")
@@ -218,7 +164,11 @@ def make_runner(
 
 def test_a_transcriber_that_raises_is_told_aloud_and_logged(tmp_path: Path) -> None:
     runner, log, recorder = make_runner(
-        tmp_path, BrokenTranscriber(), EvenSynthesizer(), RecordingThinker(), Work(False)
+        tmp_path,
+        NotingTranscriber(raises=RuntimeError("CTranslate2 ran out of memory")),
+        EvenSynthesizer(),
+        RecordingThinker(),
+        Work(False),
     )
 
     with log:
@@ -260,33 +210,10 @@ def test_a_chat_model_that_raises_in_its_worker_fails_the_turn(tmp_path: Path) -
     assert "turn_failed" in logged_types(tmp_path / "session.jsonl")
 
 
-class GatedTranscriber:
-    """Holds its first call until released, and notes each utterance's length and cancel token."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.started = threading.Event()
-        self.lengths: list[int] = []
-        self.cancels: list[CancelToken | None] = []
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        self.lengths.append(audio.frames)
-        self.cancels.append(cancel)
-        self.started.set()
-        self.release.wait(timeout=30)
-        return Transcript("")
-
-
 def test_an_early_transcription_the_user_talked_past_is_abandoned_or_never_runs() -> None:
     vad = ScriptedVad()
-    transcriber = GatedTranscriber()
+    gate = threading.Event()
+    transcriber = NotingTranscriber(gate=gate)  # holds every call until the gate opens
     work = Work(threaded=True)
     runner = ActionRunner(
         Engine(vad), transcriber, EvenSynthesizer(), RecordingThinker(), work, PlaybackBuffer(ENGINE_RATE)
@@ -304,13 +231,14 @@ def test_an_early_transcription_the_user_talked_past_is_abandoned_or_never_runs(
     first = transcriber.cancels[0]
     assert first is not None
     assert first.cancelled  # the first offer was running when dropped: told to stop
-    transcriber.release.set()
+    gate.set()
     answered = work.inbox.get(timeout=30)
     work.close()
 
     assert answered.utterance == 3  # type: ignore[union-attr]
     assert list(work.drain()) == []  # the abandoned first offer answers nothing
-    assert transcriber.lengths == [BLOCK, 3 * BLOCK]  # the second offer was dropped before it ran
+    lengths = [audio.frames for audio in transcriber.audio]
+    assert lengths == [BLOCK, 3 * BLOCK]  # the second offer was dropped before it ran
 
 
 class ScriptedMicrophone:
@@ -327,27 +255,10 @@ class ScriptedMicrophone:
         self.clock += BLOCK
 
 
-class CarefulnessNotingTranscriber:
-    """Notes, call by call, whether the runner asked for the careful path (speech over a reply)."""
-
-    def __init__(self) -> None:
-        self.over_reply: list[bool] = []
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        self.over_reply.append(over_reply)
-        return Transcript("What will the weather be like tomorrow?" if len(self.over_reply) == 1 else "")
-
-
 def test_speech_over_a_reply_is_transcribed_with_care_and_a_question_in_the_quiet_quickly() -> None:
     vad = ScriptedVad()
-    transcriber = CarefulnessNotingTranscriber()
+    transcriber = NotingTranscriber()
+    transcriber.queued = ["What will the weather be like tomorrow?"]  # then nothing: the second is a cough
     runner = ActionRunner(
         Engine(vad),
         transcriber,

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "voice.kiosk.commands",
     "voice.config.commands",
     "voice.models.commands",
+    "voice.telemetry.commands",
 )
 
 

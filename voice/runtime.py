@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -81,18 +82,27 @@ class Clock(Protocol):
     def sleep_until(self, sample: int, cancel: CancelToken) -> bool: ...
 
 
+class WorkWatcher(Protocol):
+    """Told of each event heavy work produced, with the seconds since that work was asked for (telemetry)."""
+
+    def produced(self, kind: str, event: EngineInput, seconds: float) -> None: ...
+
+
 class Work:
     """Runs heavy work inline (deterministic) or on one worker thread per kind (real time).
 
     Results come back through ``inbox`` in the order each kind produced them. Work that raises never
     vanishes: its ``failed`` mapping turns the exception into the events the engine waits for. Work
     that ``waits`` on ``clock`` runs through the clock when deterministic (inline, it would block).
+    ``watchers`` hear of every result as it is produced, on the thread that produced it: the one
+    place work is timed.
     """
 
     def __init__(self, threaded: bool, clock: Clock | None = None) -> None:
         self.threaded = threaded
         self.clock = clock
         self.inbox: queue.SimpleQueue[EngineInput] = queue.SimpleQueue()
+        self.watchers: list[WorkWatcher] = []
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
     def run(
@@ -103,24 +113,32 @@ class Work:
         *,
         waits: bool = False,
     ) -> None:
+        asked = time.perf_counter()
         if not self.threaded:
             if waits and self.clock is not None:
-                self.clock.start(lambda: self._deliver(produce, failed))
+                self.clock.start(lambda: self._deliver(kind, asked, produce, failed))
             else:
-                self._deliver(produce, failed)
+                self._deliver(kind, asked, produce, failed)
             return
         pool = self._pools.get(kind)
         if pool is None:
             pool = self._pools[kind] = ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}")
-        pool.submit(self._deliver, produce, failed)
+        pool.submit(self._deliver, kind, asked, produce, failed)
 
-    def _deliver(self, produce: Callable[[], Iterable[EngineInput]], failed: FailureHandler) -> None:
+    def _deliver(
+        self, kind: str, asked: float, produce: Callable[[], Iterable[EngineInput]], failed: FailureHandler
+    ) -> None:
         try:
             for event in produce():
-                self.inbox.put(event)
+                self._put(kind, asked, event)
         except Exception as exc:  # any failure of a component must reach the engine as an event
             for event in failed(exc):
-                self.inbox.put(event)
+                self._put(kind, asked, event)
+
+    def _put(self, kind: str, asked: float, event: EngineInput) -> None:
+        for watcher in self.watchers:
+            watcher.produced(kind, event, time.perf_counter() - asked)
+        self.inbox.put(event)
 
     def drain(self) -> Iterator[EngineInput]:
         while True:
@@ -377,13 +395,13 @@ class ActionRunner:
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
-            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply):
+            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply, context=context):
                 wanted = CancelToken()
                 with self._asr_lock:
                     self._asr_wanted[utterance] = wanted
                 self._work.run(
                     "asr",
-                    lambda: self._transcribe(utterance, audio, over_reply, wanted),
+                    lambda: self._transcribe(utterance, audio, over_reply, context, wanted),
                     lambda exc: (
                         []
                         if wanted.cancelled
@@ -442,14 +460,14 @@ class ActionRunner:
                 )
 
     def _transcribe(
-        self, utterance: int, audio: AudioBlock, over_reply: bool, wanted: CancelToken
+        self, utterance: int, audio: AudioBlock, over_reply: bool, context: str, wanted: CancelToken
     ) -> list[EngineInput]:
         """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run, and
         one dropped while a server transcribes it is abandoned, so the next one does not wait for it."""
         try:
             if wanted.cancelled:
                 return []
-            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted)
+            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted, context=context)
             return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
         finally:
             with self._asr_lock:

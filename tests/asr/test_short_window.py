@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.asr.test_whisper import words_wrong
+from tests.support.word_error import words_wrong
 from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, window_frames
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock

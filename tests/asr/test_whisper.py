@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.word_error import normalized_words, words_wrong
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import write_wav
@@ -19,16 +18,6 @@ from voice.tts.piper_voice import PiperSynthesizer
 Capture = pytest.CaptureFixture[str]
 
 ROUND_TRIP = "The quick brown fox jumps over the lazy dog while seven children watch from the garden wall."
-
-
-def normalized_words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def words_wrong(expected: str, heard: str) -> int:
-    """Word edits (substitutions, insertions, deletions) between two texts."""
-    matcher = difflib.SequenceMatcher(a=normalized_words(expected), b=normalized_words(heard), autojunk=False)
-    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
 
 
 @pytest.mark.models
@@ -91,6 +80,6 @@ def test_a_missing_whisper_model_is_a_one_line_error(tmp_path: Path, capsys: Cap
     wav, nowhere = tmp_path / "silence.wav", tmp_path / "nowhere"
     write_wav(wav, AudioBlock(np.zeros(1600, dtype=np.float32), ENGINE_RATE))
 
-    assert main(["transcribe", str(wav), "--model", str(nowhere)]) == 1
+    assert main(["transcribe", str(wav), "--asr-model", str(nowhere)]) == 1
 
     assert capsys.readouterr().err.startswith(f"voice: error: cannot load whisper model {nowhere}: ")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 
 import pytest
 
+from tests.support.espeak import Speak
 from voice.audio.block import Samples
 from voice.audio.wav import read_wav
-
-Speak = Callable[..., Samples]
 
 
 @pytest.fixture(scope="session")

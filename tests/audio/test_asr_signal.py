@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice.asr.port import TimedWord, Transcript
+from tests.support.stand_ins import NotingTranscriber
+from voice.asr.port import TimedWord
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.asr_signal import (
     DOUBLE_TALK_REACH_MS,
@@ -19,7 +20,6 @@ from voice.audio.asr_signal import (
 )
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.linear_echo import SpeexEchoCanceller
-from voice.cancel import CancelToken
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
@@ -27,29 +27,13 @@ from voice.tts.piper_voice import PiperSynthesizer
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 BLOCK = 640
+SORRY = "Sorry, I meant on Sunday."
 REACH = DOUBLE_TALK_REACH_MS * ENGINE_RATE // 1000
 FOX_STORY = (
     "Once upon a time, an old grey fox lived alone on a snowy hill. Each winter night he listened to "
     "the owls and counted the stars. When spring came, he finally went down to the valley to find a "
     "friend."
 )
-
-
-class Heard:
-    def __init__(self, words: tuple[TimedWord, ...] = ()) -> None:
-        self.audio: list[AudioBlock] = []
-        self._words = words
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        self.audio.append(audio)
-        return Transcript("Sorry, I meant on Sunday.", self._words)
 
 
 def room(
@@ -109,7 +93,7 @@ def cut(start_s: float, seconds: float) -> AudioBlock:
 
 
 def test_with_the_speaker_silent_asr_hears_the_mic_over_the_span_the_vad_cut() -> None:
-    heard = Heard()
+    heard = NotingTranscriber(SORRY)
     signal, mic = room(4.0)
     utterance = cut(1.5, 2.0)
 
@@ -121,7 +105,7 @@ def test_with_the_speaker_silent_asr_hears_the_mic_over_the_span_the_vad_cut() -
 
 
 def test_speech_begun_over_the_assistant_is_heard_from_where_the_voice_began() -> None:
-    heard = Heard((TimedWord("Sorry", 0.1, 0.4),))
+    heard = NotingTranscriber(SORRY, words=(TimedWord("Sorry", 0.1, 0.4),))
     # the assistant talks until the barge-in pauses it; the user began 0.7 s before the VAD's cut
     signal, _ = room(4.0, speaker_until_s=2.0, voice=((0.8, 3.5),))
     utterance = cut(1.5, 2.0)
@@ -136,7 +120,7 @@ def test_speech_begun_over_the_assistant_is_heard_from_where_the_voice_began() -
 
 
 def test_without_a_beginning_within_reach_asr_hears_the_vads_cut() -> None:
-    heard = Heard()
+    heard = NotingTranscriber(SORRY)
     signal, _ = room(4.0, speaker_until_s=2.0)  # a voice (or echo the canceller kept) all along
 
     TranscribingAsrSignal(heard, signal).transcribe(cut(1.5, 2.0))
@@ -145,7 +129,7 @@ def test_without_a_beginning_within_reach_asr_hears_the_vads_cut() -> None:
 
 
 def test_the_reach_back_stops_where_the_utterance_before_ended() -> None:
-    heard = Heard()
+    heard = NotingTranscriber(SORRY)
     # one utterance, a pause, and the next voice began just before the first utterance's cut ended
     signal, _ = room(6.0, speaker_until_s=6.0, voice=((0.36, 2.3), (2.5, 5.0)))
     asr = TranscribingAsrSignal(heard, signal)
@@ -177,7 +161,7 @@ def test_the_users_voice_is_found_where_the_canceller_stops_taking_most_of_the_m
 
 
 def test_audio_no_longer_kept_is_transcribed_as_the_vad_cut_it() -> None:
-    heard = Heard()
+    heard = NotingTranscriber(SORRY)
     utterance = AudioBlock(np.full(ENGINE_RATE, 0.5, np.float32), ENGINE_RATE, 0)
 
     TranscribingAsrSignal(heard, room(45.0)[0]).transcribe(utterance)
@@ -202,7 +186,7 @@ def played_back(user_level: float) -> tuple[AsrSignal, AudioBlock]:
 
 
 def test_an_utterance_of_nothing_but_the_speakers_own_sound_has_no_words() -> None:
-    heard = Heard()
+    heard = NotingTranscriber(SORRY)
     signal, utterance = played_back(user_level=0.0)
 
     assert TranscribingAsrSignal(heard, signal).transcribe(utterance).text == ""
@@ -210,7 +194,7 @@ def test_an_utterance_of_nothing_but_the_speakers_own_sound_has_no_words() -> No
 
 
 def test_a_user_talking_over_the_echo_is_transcribed() -> None:
-    heard = Heard()
+    heard = NotingTranscriber(SORRY)
     signal, utterance = played_back(user_level=0.05)  # 6 dB below the echo
 
     assert TranscribingAsrSignal(heard, signal).transcribe(utterance).text == "Sorry, I meant on Sunday."

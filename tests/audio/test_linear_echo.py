@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.audio.conftest import Speak
+from tests.support.espeak import Speak
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.linear_echo import SpeexEchoCanceller
 from voice.errors import AudioError, ProtocolError

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.audio.conftest import Speak
+from tests.support.espeak import Speak
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.speech_probability import CHUNK, SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector, VoiceStarted

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.audio.conftest import Speak
+from tests.support.espeak import Speak
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import (
     DEFAULT_BARGE_IN,

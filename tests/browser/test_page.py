@@ -13,7 +13,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from tests.browser.conftest import Kiosk, console_problems, text_of, wait_until, watching
+from tests.support.browser import Kiosk, console_problems, text_of, wait_until, watching
 from voice.conversation.items import AssistantText
 from voice.conversation.session_log import load_session
 

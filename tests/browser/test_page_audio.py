@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
-from tests.browser.conftest import Kiosk, chromium, console_problems, wait_until, watching
+from tests.support.browser import Kiosk, chromium, console_problems, wait_until, watching
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
 from voice.conversation.items import AssistantText, UserText

@@ -11,10 +11,10 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
 
 import pytest
 
+from tests.support.processes import read_until
 from voice.audio.pulse import private_pulse
 from voice.conversation.log_records import InputReceived, TurnEnded, TurnStarted
 from voice.conversation.session_log import load_session
@@ -66,16 +66,6 @@ def test_chat_with_a_missing_device_says_so_in_one_line(pulse_device: str, tmp_p
     assert result.stderr.strip().splitlines()[-1].startswith("voice: error: ")
     assert "no-such-microphone" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-def read_until(lines: IO[str], wanted: str) -> list[str]:
-    """Lines of ``voice chat`` up to the first containing ``wanted`` (the test's timeout bounds the wait)."""
-    seen = []
-    for line in lines:
-        seen.append(line)
-        if wanted in line:
-            return seen
-    raise AssertionError(f"{wanted!r} never came: {''.join(seen)}")
 
 
 @pytest.mark.device

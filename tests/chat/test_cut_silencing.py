@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.chat.stand_in_devices import BLOCK, SilentSpeaker, ThreadedMicrophone, stand_in_conversation
+from tests.support.devices import BLOCK, SilentSpeaker, ThreadedMicrophone, stand_in_conversation
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.chat.driver import AudioInput, AudioOutput

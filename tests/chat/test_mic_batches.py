@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.chat.stand_in_devices import BLOCK, stand_in_conversation
-from tests.chat.test_chat_device import AUDIO
+from tests.support.devices import BLOCK, stand_in_conversation
+from tests.support.paths import AUDIO
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.chat.driver import AudioInput, DeviceSettings

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.chat.stand_in_devices import BLOCK, ThreadedMicrophone, stand_in_conversation
+from tests.support.devices import BLOCK, ThreadedMicrophone, stand_in_conversation
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.chat.driver import AudioInput

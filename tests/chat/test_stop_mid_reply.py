@@ -17,20 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.chat.test_chat_device import AUDIO, read_until
-from tests.llm.fault_server import FaultServer, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import FaultServer, delta_chunk, finish_chunk, replying
+from tests.support.paths import AUDIO
+from tests.support.processes import read_until
+from tests.support.story import STORY, WORDS_BEFORE_STOP
 from voice.conversation.items import AssistantText, UserText
 from voice.conversation.log_records import ItemCommitted, ReplyHeard, TurnEnded, TurnLost
 from voice.conversation.session_log import load_session
-
-STORY = (
-    "Once upon a time, in a village at the edge of a great forest, there lived an old clockmaker who "
-    "never slept. Every night he walked the silent streets with a lantern, listening to the clocks of "
-    "every house, and every morning he knew which of them had lost a minute and which had gained one. "
-    "The children of the village thought he could hear time itself, and perhaps he could, for when he "
-    "finally grew tired and sat down by the river, all the clocks of the village stopped with him."
-)
-WORDS_BEFORE_STOP = 6  # the log shows this many words heard before the signal is sent
 
 
 @pytest.fixture

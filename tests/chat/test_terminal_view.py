@@ -19,9 +19,9 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
-from tests.chat.stand_in_devices import ThreadedMicrophone, stand_in_conversation
-from tests.engine.test_engine import REPLY, WORD, Room, ask
-from tests.test_runtime import RecordingThinker
+from tests.support.devices import ThreadedMicrophone, stand_in_conversation
+from tests.support.room import REPLY, Room, ask
+from tests.support.stand_ins import RecordingThinker
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.chat.driver import AudioInput, DeviceConversation
@@ -32,6 +32,7 @@ from voice.chat.view_widgets import Line
 from voice.conversation.session_log import SessionLog, load_session
 from voice.engine.inputs import CancelReply, EngineInput, MuteMicrophone, TextInput
 from voice.errors import DeviceError
+from voice.testing.stand_ins import WORD
 
 RECORDED = Path(__file__).resolve().parent / "recorded"
 

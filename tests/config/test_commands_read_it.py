@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.kiosk.conftest import Kiosk
+from tests.support.kiosk import Kiosk
 
 
 def test_voice_kiosk_listens_as_its_config_file_says(tmp_path: Path) -> None:

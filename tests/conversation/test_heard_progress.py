@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.test_engine import QUESTION, REPLY, WORD, Room, ask
+from tests.support.room import REPLY, Room, ask
 from voice.cli import main
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import AssistantText, UserText
 from voice.conversation.log_records import ReplyHeard, TurnLost
 from voice.conversation.session_log import SessionLog, load_session, open_session
 from voice.engine.inputs import CloseSession
+from voice.testing.stand_ins import QUESTION, WORD
 
 ANSWER = "Tomorrow starts dry, then rain moves in."
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.deploy.units import DEPLOY, UnitCommand, unit_command
-from tests.kiosk.conftest import Event, Kiosk, events_until, next_event, of_type, send
-from tests.remote.servers import free_port, wait_for_port
+from tests.support.kiosk import Event, Kiosk, events_until, next_event, of_type, send
+from voice.testing.deploy_units import DEPLOY, UnitCommand, unit_command
+from voice.testing.loopback import free_port, wait_for_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.models]
 

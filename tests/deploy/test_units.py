@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.units import DEPLOY, unit_command
+from voice.testing.deploy_units import DEPLOY, unit_command
 
 NO_CHANGE: dict[str, str] = {}
 

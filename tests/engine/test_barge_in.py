@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ScriptedVad, ask
-from tests.test_runtime import EvenSynthesizer, RecordingThinker
-from voice.asr.port import Transcript
+from tests.support.room import BLOCK, REPLY, Room, ask
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VoiceEnded, VoiceStarted
@@ -22,6 +21,7 @@ from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
+from voice.testing.stand_ins import QUESTION, WORD, EvenSynthesizer, Hears, ScriptedVad
 from voice.tts.port import Synthesis, WordTiming
 
 FADE = 80  # the buffer's 5 ms fade on pause and stop
@@ -43,23 +43,6 @@ INTERRUPTIONS = [
 ]
 
 
-class SaysWhatItIsTold:
-    """Transcribes each utterance as the next queued text."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-    ) -> Transcript:
-        return Transcript(self.texts.pop(0))
-
-
 class WordToneSynthesizer:
     """Every word gets WORD samples of its own level (a chunk's first word 0.01, its second 0.02, ...),
     so which word plays, and how much of it, can be read off the speaker."""
@@ -76,7 +59,7 @@ class Speaker:
 
     def __init__(self, synthesizer: EvenSynthesizer | WordToneSynthesizer | None = None) -> None:
         self.vad = ScriptedVad()
-        self.transcriber = SaysWhatItIsTold()
+        self.transcriber = Hears()
         self.thinker = RecordingThinker()
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self.runner = ActionRunner(
@@ -101,7 +84,7 @@ class Speaker:
 
     def utterance(self, text: str) -> Samples:
         """The user makes one sound, transcribed as ``text``; returns what played once its onset was heard."""
-        self.transcriber.texts.append(text)
+        self.transcriber.queued.append(text)
         start = self.clock
         self.block(VoiceStarted(start))
         for _ in range(36):  # a second and a half of it

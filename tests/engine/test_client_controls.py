@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask, reply_with_a_tool_call
+from tests.support.room import BLOCK, REPLY, Room, ask, reply_with_a_tool_call
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoiceStarted
@@ -25,6 +25,7 @@ from voice.engine.inputs import (
     ToolDone,
     TranscriptReady,
 )
+from voice.testing.stand_ins import QUESTION, WORD
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from tests.engine.test_engine import QUESTION, REPLY, WORD, Room, ask, reply_with_a_tool_call
+from tests.support.room import REPLY, Room, ask, reply_with_a_tool_call
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolResult, UserText
 from voice.conversation.log_records import ReplyHeard, TurnEnded
 from voice.engine.actions import CancelTurn, StopPlayback
 from voice.engine.engine import HEARD_LOGGED_EVERY_MS, Phase
 from voice.engine.inputs import AudioPlayed, CloseSession
+from voice.testing.stand_ins import QUESTION, WORD
 
 EVERY = HEARD_LOGGED_EVERY_MS * 16  # samples at 16 kHz
 

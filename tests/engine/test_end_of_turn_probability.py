@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine.test_engine import Room
-from tests.engine.test_turn_end import LEAD_IN, paused
+from tests.support.room import LEAD_IN, Room, paused
 from voice.engine.actions import SendRequest
 from voice.engine.engine import Phase
 from voice.engine.inputs import TranscriptReady, TurnEndJudged

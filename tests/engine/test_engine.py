@@ -5,145 +5,33 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.support.room import BLOCK, REPLY, Room, ask, reply_with_a_tool_call
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VadEvent, VoiceEnded, VoicePaused, VoiceStarted
+from voice.audio.vad import VoiceEnded, VoicePaused, VoiceStarted
 from voice.conversation.items import NOT_RUN_INTERRUPTED, AssistantText, ToolCall, ToolResult, UserText
 from voice.engine.actions import (
     CancelTurn,
     DropTranscription,
-    EngineAction,
     JudgeTurnEnd,
     PausePlayback,
-    Play,
     ResumePlayback,
     RunTool,
     SendRequest,
     SpeakNotice,
     StopPlayback,
-    Synthesize,
     Transcribe,
 )
-from voice.engine.engine import Engine, Phase
+from voice.engine.engine import Phase
 from voice.engine.inputs import (
-    AudioPlayed,
     LlmDone,
     LlmFailed,
-    LlmText,
     LlmToolCall,
-    MicAudio,
-    SynthesisReady,
     ToolDone,
     TranscriptReady,
 )
 from voice.errors import ProtocolError
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
-from voice.recorder import Recorder
-from voice.tts.port import Synthesis, WordTiming
-
-BLOCK = 320
-WORD = 4_000  # every fake word plays for a quarter of a second
-QUESTION = "What will the weather be like tomorrow?"
-REPLY = ["Tomorrow", " starts", " dry,", " then", " rain", " moves", " in", " from", " the", " west."]
-
-
-class ScriptedVad:
-    """Says speech started or ended exactly when the test tells it to, and records the speaking flag."""
-
-    def __init__(self) -> None:
-        self.next_events: list[VadEvent] = []
-        self.assistant_speaking: list[bool] = []
-        self.utterances_ended = 0  # times the engine ended an utterance at a pause
-
-    def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
-        self.assistant_speaking.append(assistant_speaking)
-        events, self.next_events = self.next_events, []
-        return events
-
-    def end_utterance(self) -> None:
-        self.utterances_ended += 1
-
-    voiced_until = 0  # the tests say when speech happens; no frame counts as voiced here
-    start_window = 200 * ENGINE_RATE // 1000
-
-
-class Room:
-    """Drives an engine like a driver would, with fake synthesis and an instant playback device."""
-
-    def __init__(self) -> None:
-        self.vad = ScriptedVad()
-        self.engine = Engine(self.vad)
-        self.clock = 0
-        self.played = 0
-        self.queued = 0
-
-    def tick(self, *vad_events: VadEvent) -> list[EngineAction]:
-        self.vad.next_events = list(vad_events)
-        block = AudioBlock(np.zeros(BLOCK, dtype=np.float32), ENGINE_RATE, self.clock)
-        self.clock += BLOCK
-        return self.engine.handle(MicAudio(block))
-
-    def say(self, text: str, utterance: int) -> list[EngineAction]:
-        """The user speaks one utterance and its transcript comes back."""
-        start = self.clock
-        self.tick(VoiceStarted(start))
-        actions = self.tick(
-            VoiceEnded(self.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start))
-        )
-        assert isinstance(actions[-1], Transcribe)
-        return self.engine.handle(TranscriptReady(utterance, text))
-
-    def stream(self, turn: int, deltas: list[str], done: bool = True) -> list[EngineAction]:
-        actions: list[EngineAction] = []
-        for delta in deltas:
-            actions += self.engine.handle(LlmText(turn, delta))
-        if done:
-            actions += self.engine.handle(LlmDone(turn))
-        return actions
-
-    def synthesize(self, actions: list[EngineAction]) -> list[EngineAction]:
-        played: list[EngineAction] = []
-        for action in actions:
-            if isinstance(action, Synthesize):
-                words = action.text.split()
-                timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
-                audio = AudioBlock(np.zeros(len(words) * WORD, np.float32), ENGINE_RATE)
-                played += self.engine.handle(
-                    SynthesisReady(action.turn, action.chunk, Synthesis(audio, timings))
-                )
-        self.queued += sum(a.audio.frames for a in played if isinstance(a, Play))
-        return played
-
-    def play(self, turn: int, samples: int) -> list[EngineAction]:
-        self.played = min(self.queued, self.played + samples)
-        return self.engine.handle(AudioPlayed(turn, self.played, self.clock))
-
-    def recorded(self) -> Recorder:
-        """What a client and the session log were told so far, as reports read it (takes both)."""
-        recorder = Recorder()
-        for record in self.engine.conversation.take_events():
-            recorder.note(record)
-        for event in self.engine.take_events():
-            recorder.see_event(event)
-        return recorder
-
-
-def ask(room: Room) -> SendRequest:
-    actions = room.say(QUESTION, 1)
-    assert isinstance(actions[0], SendRequest)
-    return actions[0]
-
-
-def reply_with_a_tool_call(room: Room, words_played: int) -> tuple[ToolCall, list[EngineAction]]:
-    """Turn 1 answers "Let me check." with a forecast call, and ``words_played`` words of it play.
-
-    Returns the call and what the playing set off.
-    """
-    ask(room)
-    call = ToolCall("c1", "forecast", {})
-    actions = room.stream(1, ["Let", " me", " check."], done=False)
-    room.engine.handle(LlmToolCall(1, call))
-    room.synthesize(actions + room.engine.handle(LlmDone(1)))
-    return call, room.play(1, words_played * WORD)
+from voice.testing.stand_ins import QUESTION, WORD
 
 
 def test_a_plain_turn_goes_listening_thinking_speaking_listening() -> None:
@@ -170,7 +58,7 @@ def test_speech_over_the_reply_pauses_at_once_then_cancels_keeping_what_was_hear
 
     onset = room.tick(VoiceStarted(room.clock))
     assert onset == [PausePlayback(1)]
-    assert room.vad.assistant_speaking[-1] is True  # the onset was judged with barge-in settings
+    assert room.vad.assistant_speaking is True  # the onset was judged with barge-in settings
     room.play(1, 0)
     room.clock += ENGINE_RATE * 3 // 2  # a second and a half of speech
     room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))

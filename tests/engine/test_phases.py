@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.engine.test_engine import REPLY, Room, ask
-from tests.engine.test_turn_end import ended_early_and_answered
+from tests.support.room import REPLY, Room, ask, ended_early_and_answered
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoiceStarted
 from voice.chat.view_widgets import LABELS as VIEW_LABELS

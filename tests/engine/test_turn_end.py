@@ -11,8 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
-from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
+from tests.support.room import (
+    BLOCK,
+    COMPLETE,
+    LEAD_IN,
+    NOT_YET,
+    REPLY,
+    Room,
+    ask,
+    ended_early_and_answered,
+    paused,
+)
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import (
@@ -41,23 +51,13 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import Engine, Phase
 from voice.engine.hold import START_MS as HOLD_AFTER_EARLY_END_MS
-from voice.engine.inputs import MicAudio, TranscriptReady, TurnEndJudged
+from voice.engine.inputs import CancelReply, MicAudio, TranscriptReady, TurnEndJudged
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
+from voice.testing.stand_ins import QUESTION, WORD, EvenSynthesizer, Hears
 from voice.turn_end.port import EndOfTurn
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
-COMPLETE, NOT_YET = 0.9, 0.1
-LEAD_IN = "Set a timer."  # sounds finished, and is often said before a pause: the model decides
-
-
-def paused(room: Room) -> AudioBlock:
-    """The user speaks, then pauses: the engine asks for a transcript and a judgement of the pause."""
-    utterance = AudioBlock(np.zeros(2 * BLOCK, np.float32), ENGINE_RATE, 0)
-    room.tick(VoiceStarted(0))
-    actions = room.tick(VoicePaused(BLOCK, utterance))
-    assert actions == [Transcribe(1, utterance), JudgeTurnEnd(1, utterance)]
-    return utterance
 
 
 def test_a_finished_question_is_answered_at_the_short_pause() -> None:
@@ -276,7 +276,7 @@ def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_wa
     room = Room()
     utterance, actions = paused_over_the_reply(room, blocks=60)  # 1.2 s of speech
     paused_at = room.clock - BLOCK
-    assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]
+    assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]  # no context
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
@@ -309,14 +309,6 @@ def test_a_question_in_the_quiet_is_transcribed_on_the_quick_path() -> None:
     ended = room.tick(VoiceEnded(3 * BLOCK, utterance))
 
     assert ended == [DropTranscription(1), Transcribe(2, utterance)]
-
-
-def ended_early_and_answered(room: Room) -> list[EngineAction]:
-    """The turn ends at the short pause and the reply's first words are synthesized: what that asks for."""
-    paused(room)
-    room.engine.handle(TranscriptReady(1, QUESTION))
-    room.engine.handle(TurnEndJudged(1, COMPLETE))
-    return room.synthesize(room.stream(1, REPLY))
 
 
 def test_a_reply_after_an_early_end_plays_only_once_the_pause_is_long() -> None:
@@ -431,3 +423,29 @@ def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_
     assert [e.text for e in told if isinstance(e, InputTranscript)] == [whole]
     # the assistant is seen thinking once, about the whole sentence, never in the user's pause
     assert [e.state for e in told if isinstance(e, StateChanged)] == ["user_speaking", "thinking"]
+
+
+def quiet_transcription(room: Room) -> Transcribe:
+    """The user says something in the quiet: the transcription the engine asks for."""
+    start = room.clock
+    room.tick(VoiceStarted(start))
+    actions = room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start)))
+    (transcribe,) = [action for action in actions if isinstance(action, Transcribe)]
+    return transcribe
+
+
+def test_speech_after_a_reply_is_transcribed_with_the_reply_as_heard() -> None:
+    """ASR hears an answer in the words of what the assistant said; of a cut reply, only what was heard."""
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, len(REPLY) * WORD)
+    transcribe = quiet_transcription(room)
+    assert (transcribe.context, transcribe.over_reply) == ("".join(REPLY), False)
+
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 2 * WORD)
+    room.engine.handle(CancelReply())  # the stop button, two words in
+    assert quiet_transcription(room).context == "".join(REPLY[:2])

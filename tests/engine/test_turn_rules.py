@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.engine.test_engine import BLOCK, QUESTION, REPLY, WORD, Room, ask
+from tests.support.room import BLOCK, REPLY, Room, ask
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
@@ -50,6 +50,7 @@ from voice.engine.inputs import (
 )
 from voice.engine.overlap import OverlapPhrases
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
+from voice.testing.stand_ins import QUESTION, WORD
 
 CALL = ToolCall("c1", "forecast", {"day": "sunday"})
 FORECAST = ToolResult("c1", "Dry, fourteen degrees.")

@@ -15,7 +15,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.kiosk.conftest import Event, Kiosk, events_until, next_event, of_type, send
+from tests.support.kiosk import Event, Kiosk, events_until, next_event, of_type, send
 from voice.conversation.log_records import InputReceived, TurnEnded
 from voice.conversation.session_log import load_session
 

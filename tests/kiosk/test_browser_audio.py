@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo_reference import EchoReference
 from voice.audio.playback import PlaybackBuffer
@@ -20,6 +20,7 @@ from voice.chat.driver import BACKLOG_S, DeviceConversation, DeviceSettings
 from voice.components import SpeechModels, make_engine
 from voice.kiosk.browser_audio import BUSY, EPOCH_S, IDLE_BLOCK_S, RELEASE_S, BrowserAudio
 from voice.runtime import Work
+from voice.testing.stand_ins import EvenSynthesizer, Hears
 
 FRAME = 320  # 20 ms, as the page sends
 

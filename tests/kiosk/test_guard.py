@@ -17,7 +17,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from tests.kiosk.conftest import UNREACHABLE_LLM, Event, next_event, running_kiosk
+from tests.support.kiosk import UNREACHABLE_LLM, Event, next_event, running_kiosk
 
 TOKEN = "s3cret-kiosk-token"
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_runtime import Hears
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.errors import ConfigError
@@ -16,6 +15,7 @@ from voice.kiosk.security import check_bind, is_loopback, origin_ok, token_ok
 from voice.kiosk.sessions import SessionFiles
 from voice.kiosk.silent import ReadingPace
 from voice.kiosk.wake import Sleep, WakeGate, after_phrase
+from voice.testing.stand_ins import Hears
 
 
 def test_commands_parse_to_what_they_ask_for() -> None:

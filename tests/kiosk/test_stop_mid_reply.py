@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.chat.test_stop_mid_reply import STORY, WORDS_BEFORE_STOP
-from tests.kiosk.conftest import Event, events_until, next_event, running_kiosk, send
-from tests.llm.fault_server import FaultServer, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import FaultServer, delta_chunk, finish_chunk, replying
+from tests.support.kiosk import Event, events_until, next_event, running_kiosk, send
+from tests.support.story import STORY, WORDS_BEFORE_STOP
 from voice.conversation.items import AssistantText, UserText
 from voice.conversation.log_records import ItemCommitted, TurnEnded
 from voice.conversation.session_log import load_session

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.kiosk.conftest import (
+from tests.support.kiosk import (
     UNREACHABLE_LLM,
     Event,
     Kiosk,
@@ -21,7 +21,7 @@ from tests.kiosk.conftest import (
     running_kiosk,
     send,
 )
-from tests.llm.test_embedded import servers_started_by, wait_until_gone
+from tests.support.processes import servers_started_by, wait_until_gone
 from voice.audio.pulse import private_pulse
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"

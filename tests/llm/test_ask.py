@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import Exchange, FaultServer, delta_chunk, finish_chunk, replying
 from voice.cli import main
 
 reply = replying(delta_chunk("Paris"), delta_chunk(" is"), delta_chunk(" sunny."), finish_chunk())

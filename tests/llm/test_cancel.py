@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.llm.fault_server import Exchange, FaultServer, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import Exchange, FaultServer, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import UserText
 from voice.llm.openai_client import OpenAIChatModel

@@ -21,14 +21,15 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.processes import alive, servers_started_by, wait_until_gone
 from voice.cancel import CancelToken
+from voice.components import open_chat_model
+from voice.config.llm import LlmConfig
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import AssistantText, UserText
-from voice.llm.config import LlmConfig
 from voice.llm.embedded_chat import EmbeddedChatModel
 from voice.llm.embedded_server import EmbeddedServer
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
-from voice.llm.open_model import open_chat_model
 from voice.llm.openai_client import OpenAIChatModel, request_payload
 from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.llm.prompt import SPEECH_SYSTEM_PROMPT
@@ -168,24 +169,6 @@ PARENT = textwrap.dedent(
 )
 
 
-def alive(pid: int) -> bool:
-    """Running and not a zombie (an orphan may wait a while to be reaped in a container)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
-
-
-def wait_until_gone(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
 @pytest.mark.parametrize("ending", ["crash", signal.SIGTERM, signal.SIGINT])
 def test_the_server_dies_with_voice(ending: str | signal.Signals, tmp_path: Path) -> None:
@@ -228,19 +211,6 @@ def test_voice_ask_answers_with_the_embedded_model_and_stops_it(tmp_path: Path) 
     assert out.strip()
     assert servers_started_by(ask.pid) == []
     assert "started server" in (tmp_path / "voice" / "llm-server.log").read_text()
-
-
-def servers_started_by(parent_pid: int) -> list[int]:
-    """Live embedded-server launchers whose recorded parent is ``parent_pid``."""
-    marker = f"voice.llm.server_child\0{parent_pid}\0".encode()
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if marker in cmdline.read_bytes() and alive(int(cmdline.parent.name)):
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue  # the process ended while we looked
-    return found
 
 
 # -- the server is watched: restarted when it dies, its output kept in a bounded log ----------------------

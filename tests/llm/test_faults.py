@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.llm.fault_server import Exchange, FaultServer, Script, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import Exchange, FaultServer, Script, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import UserText
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
@@ -70,7 +70,7 @@ def end_inside_an_event(exchange: Exchange) -> None:
 
 @dataclass(frozen=True)
 class Row:
-    """One row of docs/architecture.md §1's failure table; ``script`` None: nothing listens at the URL."""
+    """One row of the failure table in voice/llm/failures.py; ``script`` None: nothing listens at the URL."""
 
     script: Script | None
     code: ErrorCode

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm.fault_server import FaultServer, Script, delta_chunk, finish_chunk, replying
+from tests.support.fault_llm import FaultServer, Script, delta_chunk, finish_chunk, replying
 from voice.cancel import CancelToken
 from voice.conversation.items import ToolCall, UserText
 from voice.llm.errors import Dispatch, ErrorCode, LLMError

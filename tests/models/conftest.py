@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.models.server import Served, serving
+from tests.support.model_server import Served, serving
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.models.server import Served
-from tests.models.wheels import publish
+from tests.support.model_server import Served
+from tests.support.model_wheels import publish
 from voice.errors import ModelError
 from voice.models.catalog import ModelEntry, parse_catalog
 from voice.models.download import ATTEMPTS

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.remote.servers import (
+from voice.testing.speech_servers import (
     piper_http_server,
     whisper_http_server,
     wyoming_piper_server,

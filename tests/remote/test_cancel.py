@@ -16,17 +16,17 @@ import pytest
 from wyoming.audio import AudioChunk
 from wyoming.event import Event
 
-from tests.llm.fault_server import Exchange, FaultServer
-from tests.remote.fault_wyoming import FaultWyoming, Peer
-from tests.remote.test_faults import UTTERANCE, audio_then_silent
+from tests.support.fault_llm import Exchange, FaultServer
+from tests.support.fault_wyoming import UTTERANCE, FaultWyoming, Peer, audio_then_silent
 from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.cancel import DROPPED, INTERRUPTED, CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.remote.limits import Limits
 from voice.remote.wyoming_link import WyomingConnection
+from voice.speech_backends import synthesizer_for, transcriber_for
 
 CUT_S = 0.5  # from the cancel to the call's return: the socket is shut, nothing waits for the server
 PATIENT = Limits(idle_timeout_s=30.0)  # only the cancel can end these calls early

@@ -13,24 +13,21 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import numpy as np
 import pytest
 from wyoming.asr import Transcript as WyomingTranscript
-from wyoming.audio import AudioStart
 from wyoming.error import Error
 
-from tests.llm.fault_server import Exchange, FaultServer
-from tests.remote.fault_wyoming import FaultWyoming, Peer
-from tests.remote.servers import free_port
+from tests.support.fault_llm import Exchange, FaultServer
+from tests.support.fault_wyoming import UTTERANCE, FaultWyoming, Peer, audio_then_silent
 from voice.asr.port import Transcriber
-from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.remote.limits import Limits
+from voice.speech_backends import synthesizer_for, transcriber_for
+from voice.testing.loopback import free_port
 from voice.tts.port import Synthesizer
 
 SECRET = "server-prose-with-internal-path-/srv/secret"
-UTTERANCE = AudioBlock(np.full(ENGINE_RATE, 0.05, dtype=np.float32), ENGINE_RATE)
 FAST = Limits(connect_timeout_s=2.0, idle_timeout_s=0.4)
 
 
@@ -94,7 +91,7 @@ def test_a_server_that_comes_back_is_used_again_by_the_same_backend() -> None:
 @contextmanager
 def fault_process(mode: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = free_port()
-    command = [sys.executable, "-m", "tests.remote.fault_wyoming", mode, str(port)]
+    command = [sys.executable, "-m", "tests.support.fault_wyoming", mode, str(port)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
             assert process.stdout is not None
@@ -171,12 +168,6 @@ def test_an_http_tts_server_dying_mid_stream_fails_the_chunk() -> None:
 
 
 def silent(peer: Peer) -> None:
-    peer.wait_for_close()
-
-
-def audio_then_silent(peer: Peer) -> None:
-    peer.send(AudioStart(rate=22050, width=2, channels=1).event())
-    peer.chunk(0.1)
     peer.wait_for_close()
 
 

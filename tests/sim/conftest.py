@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.paths import AUDIO
+from tests.support.scenarios import RunScenario
+from voice.asr.guard import guarded
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
@@ -16,16 +18,12 @@ from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.turn_end.smart_turn import SmartTurn
 
-AUDIO = Path(__file__).resolve().parents[2] / "audio"
-SCENARIOS = sorted((AUDIO / "scenarios").glob("*.json"))
-
-RunScenario = Callable[[str], tuple[dict[str, Any], Path]]
-
 
 @pytest.fixture(scope="session")
 def speech_models(transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer) -> SpeechModels:
-    """The session's one whisper, one piper and one Smart Turn, as the pipeline takes them."""
-    return SpeechModels(transcriber, synthesizer, SmartTurn())
+    """The session's one whisper (behind the word guard, as the assistant loads it), one piper and one
+    Smart Turn, as the pipeline takes them."""
+    return SpeechModels(guarded(transcriber), synthesizer, SmartTurn())
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.conftest import AUDIO
+from tests.support.paths import AUDIO
 from voice.components import SpeechModels
 from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, Overlap, OverlapPhrases
 from voice.sim.run import run_scenario

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.conftest import AUDIO
+from tests.support.paths import AUDIO
 from voice.audio.vad import DEFAULT_QUIET
 from voice.components import SpeechModels
 from voice.engine.hold import HIGH_PAUSE_MS, SHORTEST_MS, START_MS, Eagerness

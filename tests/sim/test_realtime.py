@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.sim.conftest import AUDIO, RunScenario
+from tests.support.paths import AUDIO
+from tests.support.scenarios import RunScenario
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario

@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from tests.sim.conftest import RunScenario
-from tests.sim.test_what_users_notice import NAMES
+from tests.support.scenarios import NAMES, RunScenario
 from voice.sim.report import ROOM_KEYS, rebuild_assistant_report
 
 # an interruption, a tool run cut by the user, a reply that failed after words were heard, a request

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sim.conftest import AUDIO
+from tests.support.paths import AUDIO
 from voice.cli import main
 from voice.engine.overlap import Overlap
 from voice.sim.scenario import RealLlm, ScriptedLlm, load_scenario

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.sim.conftest import SCENARIOS, RunScenario
+from tests.support.paths import SCENARIOS
+from tests.support.scenarios import RunScenario, interrupting_onset, read_events
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
@@ -26,24 +27,6 @@ def words(text: str) -> list[str]:
 def expectations(name: str) -> dict[str, Any]:
     expect: dict[str, Any] = json.loads((SCENARIOS[0].parent / f"{name}.json").read_text())["expect"]
     return expect
-
-
-def interrupting_onset(report: dict[str, Any], turn: dict[str, Any], manifest: dict[str, Any]) -> float:
-    """When the user's interrupting speech really began: its cue time plus the speech start in the WAV."""
-    onsets = [
-        cue["at_s"] + manifest[cue["wav"]]["start_s"]
-        for cue in report["user_audio"]
-        if cue["at_s"] is not None and manifest[cue["wav"]]["kind"] == "speech"
-    ]
-    during = [t for t in onsets if turn["audio_start_s"] <= t <= turn["audio_end_s"] + 0.05]
-    assert during, (
-        f"no user speech began while turn audio played ({turn['audio_start_s']}-{turn['audio_end_s']})"
-    )
-    return min(during)
-
-
-def read_events(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
 
 
 def heard_kind(turn: dict[str, Any]) -> str:

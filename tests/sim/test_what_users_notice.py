@@ -26,11 +26,9 @@ from typing import Any
 
 import pytest
 
-from tests.sim.conftest import SCENARIOS, RunScenario
-from tests.sim.test_scenarios import interrupting_onset, read_events
+from tests.support.scenarios import NAMES, RunScenario, interrupting_onset, read_events
 
 EXPECTED = Path(__file__).resolve().parent / "expected"
-NAMES = [path.stem for path in SCENARIOS]  # every scenario needs its expectations file: none is skipped
 REACTION_MS = 40
 VOICE_TO_VOICE_MS = 100
 

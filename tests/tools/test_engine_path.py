@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_runtime import EvenSynthesizer, Hears
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.cancel import CancelToken
 from voice.conversation.items import NOT_RUN_INTERRUPTED, ToolCall, ToolResult, UserText
@@ -20,6 +19,7 @@ from voice.engine.engine import Engine
 from voice.llm.port import ChatEvent, ChatRequest, Finished, TextDelta, ToolCallReady
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.scenario import RealLlm, Scenario, ScriptedLlm, ScriptedReply, ScriptedToolCall, UserCue
+from voice.testing.stand_ins import EvenSynthesizer, Hears
 from voice.tools.mcp_settings import McpServerSettings
 from voice.tools.toolbox import McpToolbox
 
@@ -65,7 +65,7 @@ def test_the_tools_are_offered_on_every_request_and_a_result_reaches_the_next(
 ) -> None:
     model = OrderDeskModel()
     scenario = Scenario(
-        Path("order.json"), RealLlm(), (UserCue(None, at_s=0.5, text="Where is order 1234?"),), 12.0
+        Path("order.json"), RealLlm(), (UserCue(None, at_s=0.5, text="Where is order 1234?"),), 7.0
     )
     with McpToolbox([orders]) as box, SessionLog.create(tmp_path / "session.jsonl") as log:
         result = run_room(scenario, box, model, log)

@@ -5,57 +5,17 @@ reset while a tool runs cancels it at the server."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.kiosk.conftest import Event, events_until, next_event, of_type, running_kiosk, send
-from tests.tools.conftest import ORDERS, SERVERS, Notes, free_port
+from tests.support.kiosk import Event, events_until, next_event, of_type, running_kiosk, send
+from tests.support.mcp_servers import Notes, kiosk_args
 
 pytestmark = pytest.mark.slow
 
 ANSWER = "Order 1234: two desk lamps, shipped on Tuesday, arriving Friday."
-
-
-@pytest.fixture(scope="module")
-def tool_calling_llm() -> Iterator[str]:
-    """The stand-in LLM that calls tools (SmolLM2 cannot through llama.cpp's streaming API)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS / "tool_calling_llm.py"), str(port)], stderr=subprocess.DEVNULL
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def config_file(tmp_path: Path, notes: Notes) -> Path:
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f"""
-[mcp.servers.orders]
-command = [{str(sys.executable)!r}, {str(ORDERS)!r}]
-env = {{ ORDERS_NOTES = {str(notes.path)!r} }}
-tools = ["lookup_order", "slow_lookup"]
-
-[mcp.servers.calendar]
-command = ["/nonexistent/calendar-mcp"]
-""",
-        encoding="utf-8",
-    )
-    return config
-
-
-def kiosk_args(tmp_path: Path, notes: Notes, llm_url: str) -> tuple[str, ...]:
-    """A typed-input kiosk with the config's MCP servers and the stand-in tool-calling LLM."""
-    config = config_file(tmp_path, notes)
-    return ("--audio", "none", "--config", str(config), "--llm-url", llm_url, "--llm-model", "stand-in")
 
 
 def test_a_typed_question_leads_to_a_tool_call_whose_result_the_answer_uses(

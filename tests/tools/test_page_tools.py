@@ -11,13 +11,11 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from tests.browser.conftest import chromium, console_problems, wait_until
-from tests.kiosk.conftest import running_kiosk
-from tests.tools.conftest import Notes
-from tests.tools.test_kiosk_tools import kiosk_args, tool_calling_llm
+from tests.support.browser import chromium, console_problems, wait_until
+from tests.support.kiosk import running_kiosk
+from tests.support.mcp_servers import Notes, kiosk_args
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["tool_calling_llm"]  # the fixture, used by name
 
 
 @contextmanager

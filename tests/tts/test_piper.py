@@ -5,12 +5,12 @@ from __future__ import annotations
 import difflib
 import itertools
 import random
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.word_error import normalized_words
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cli import main
@@ -28,10 +28,6 @@ SENTENCES = [
     "Our train was delayed, so we walked along the river to the old market.",
 ]
 CUTS_PER_SENTENCE = 20
-
-
-def normalized_words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
 
 
 def ledger_for(text: str, synthesis: Synthesis) -> PlaybackLedger:

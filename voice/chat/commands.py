@@ -15,14 +15,21 @@ from typing import TYPE_CHECKING, Any
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.client_events import Failure
-from voice.components import context_budget, load_speech_models, make_engine
-from voice.config.flags import add_device_arguments, add_speech_arguments, add_turn_arguments
+from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
+from voice.config.flags import (
+    add_device_arguments,
+    add_speech_arguments,
+    add_telemetry_arguments,
+    add_turn_arguments,
+)
+from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
-from voice.llm.config import add_llm_arguments
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
+from voice.telemetry.attach import Telemetry
+from voice.telemetry.http_endpoint import TelemetryEndpoint
+from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox
 
 if TYPE_CHECKING:
@@ -43,6 +50,7 @@ def register(subparsers: Any) -> None:
     add_speech_arguments(chat)
     add_device_arguments(chat)
     add_turn_arguments(chat)
+    add_telemetry_arguments(chat)
     chat.set_defaults(run=_chat)
 
 
@@ -78,6 +86,15 @@ def _chat(args: argparse.Namespace) -> int:
             say=None if live is None else live.say,
             input_levels=live is not None,
         )
+        telemetry = Telemetry(
+            configured.telemetry, configured.eagerness.value, *probes_for(configured, model)
+        )
+        stack.callback(telemetry.close)
+        telemetry.attach(talk, work)
+        port = configured.telemetry.metrics_port
+        if port is not None:
+            stack.enter_context(TelemetryEndpoint(port, telemetry.metrics, telemetry.health))
+            print(f"metrics: http://127.0.0.1:{port}/metrics (health at /healthz)", flush=True)
         # it goes on without a server that did not start, and says so
         failures = [Failure("tools", line, t=0.0) for line in toolbox.failures]
         if live is not None:

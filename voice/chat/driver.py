@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -33,7 +34,7 @@ from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
-WATCH_S = 0.25  # the mic watchdog looks this often (longer than an idle batch: no extra wake-ups)
+WATCH_S = 0.5  # the mic watchdog looks this often (longer than an idle batch: no extra wake-ups)
 STARTING_S = 5.0  # a stream just opened may take seconds to deliver its first block (PulseAudio does)
 BACKLOG_S = 2.0  # mic audio the loop may fall behind by before the oldest blocks are dropped
 FIRST_RETRY_S = 0.5
@@ -51,13 +52,14 @@ class DeviceSettings:
 
     40 ms blocks halve the per-block cost of 20 ms ones (idle CPU is mostly waking up to move blocks)
     and add at most 20 ms to the barge-in reaction; VAD and AEC still work in 20 and 10 ms frames.
-    While nobody speaks and the assistant is silent, the loop takes ``idle_batch_ms`` of them at once.
+    While nobody speaks and the assistant is silent, the loop takes ``idle_batch_ms`` of them at once:
+    only the VAD's first sight of speech from silence waits for it, never a barge-in or a turn's end.
     """
 
     input_device: DeviceSpec = None
     output_device: DeviceSpec = None
     block_ms: int = 40
-    idle_batch_ms: int = 160
+    idle_batch_ms: int = 400
 
 
 @runtime_checkable
@@ -158,6 +160,8 @@ class DeviceConversation:
         self._batches: MicBatches | None = None
         self._listening = True  # the engine starts listening; StateChanged says when that changes
         self._cuts_seen = 0  # the playback buffer's cuts already silenced in the device
+        self.last_step_s = 0.0  # wall seconds the last mic block took to handle, for soaks to watch
+        self.on_step: Callable[[], None] | None = None  # after each block handled (telemetry's heartbeat)
         self.runner.events.subscribe(self._follow_state)
         engine = self.runner.engine
         self._meter = (
@@ -238,7 +242,9 @@ class DeviceConversation:
                 if block is None:
                     return
                 retry, self._started = FIRST_RETRY_S, True
+                started = time.perf_counter()
                 self._step(block)
+                self.last_step_s = time.perf_counter() - started
                 if on_block is not None:
                     on_block()
                 if limit is not None and block.end >= limit:
@@ -341,6 +347,8 @@ class DeviceConversation:
         if self._meter is not None:
             self._meter.add(block)
         self._note_idle()
+        if self.on_step is not None:
+            self.on_step()
 
     def _silence_cut_audio(self) -> None:
         """A pause or stop of the playback silences what the device still holds of the cut audio at once,

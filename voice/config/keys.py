@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from voice.config.kiosk import AUDIO_MODES, KEEP
+from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
+from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
 from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, phrase_key
 from voice.errors import ConfigError
-from voice.kiosk.audio import AUDIO_MODES
-from voice.kiosk.sessions import KEEP
-from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
-from voice.remote.urls import parse_server_url
+from voice.speech_backends import Role, check_server_url, server_forms
 
 ValueCheck = Callable[[Any], Any]
 ENV_ASR_URL = "VOICE_ASR_URL"
@@ -69,13 +69,13 @@ def http_url(value: Any) -> str:
     return url
 
 
-def speech_server(role: str) -> ValueCheck:
-    """A Wyoming or OpenAI-compatible speech server's URL, for ``role`` ("ASR" or "TTS")."""
+def speech_server(role: Role) -> ValueCheck:
+    """A speech server's URL that some backend of ``role`` in the table of speech backends takes."""
 
     def check(value: Any) -> str:
         url = text(value)
         try:
-            parse_server_url(role, url)
+            check_server_url(role, url)
         except ConfigError as exc:
             raise BadValue(f"is not a usable server URL: {exc}") from exc
         return url
@@ -220,13 +220,13 @@ KEYS = (
         "words that, said alone over a reply, cut it and ask nothing until the user speaks again",
     ),
     Key(
-        "asr.url", speech_server("ASR"), None,
-        "a speech-to-text server to use instead of whisper here: wyoming://HOST:PORT or http(s)://HOST/v1",
+        "asr.url", speech_server("asr"), None,
+        f"a speech-to-text server to use instead of whisper here: {server_forms('asr')}",
         "wyoming://127.0.0.1:10300", ENV_ASR_URL, "--asr", "asr_url",
     ),
     Key(
-        "tts.url", speech_server("TTS"), None,
-        "a text-to-speech server to use instead of piper here: wyoming://HOST:PORT or http(s)://HOST/v1",
+        "tts.url", speech_server("tts"), None,
+        f"a text-to-speech server to use instead of piper here: {server_forms('tts')}",
         "wyoming://127.0.0.1:10200", ENV_TTS_URL, "--tts", "tts_url",
     ),
     Key(
@@ -263,6 +263,21 @@ KEYS = (
     Key(
         "kiosk.keep_sessions", whole(1, 1_000_000), KEEP, "session logs kept; the oldest go first",
         flag="--keep-sessions", dest="keep_sessions",
+    ),
+    # telemetry (README "Running a fleet"): nothing leaves the machine unless asked for
+    Key(
+        "telemetry.otlp_endpoint", http_url, None,
+        "an OpenTelemetry collector (OTLP/HTTP base URL): each turn is traced to it; unset: no traces",
+        "http://collector:4318", OTLP_ENDPOINT_ENV,
+    ),
+    Key(
+        "telemetry.include_text", boolean, False,
+        "spans carry what the user said and heard (false: no user text in traces)",
+    ),
+    Key(
+        "telemetry.metrics_port", whole(1, 65535), None,
+        "`voice chat` serves Prometheus /metrics and /healthz on 127.0.0.1 at this port (a kiosk: its own)",
+        9465, flag="--metrics-port", dest="metrics_port", from_text=whole_text,
     ),
 )  # fmt: skip
 

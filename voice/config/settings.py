@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from voice.audio.devices import DeviceSpec
-from voice.components import SpeechChoice
 from voice.config.file import ConfigFile, default_path, find_config_file
 from voice.config.keys import ENV_SPEECH_API_KEY, KEYS, SECRETS, BadValue, Key
+from voice.config.kiosk import TOKEN_ENV, default_folder
+from voice.config.llm import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
+from voice.config.telemetry import TelemetrySettings
 from voice.engine.hold import Eagerness
 from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
-from voice.kiosk.security import TOKEN_ENV
-from voice.kiosk.sessions import default_folder
-from voice.llm.config import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
+from voice.speech_backends import SpeechChoice
 from voice.tools.mcp_settings import McpServerSettings
 
 DEFAULT = "default"
@@ -69,6 +69,7 @@ class Settings:
     file: Path | None  # the file read; None when there was none
     sources: Mapping[str, str]
     speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
     @property
     def overlap(self) -> OverlapPhrases:
@@ -106,6 +107,9 @@ class Settings:
             "kiosk.wake": kiosk.wake,
             "kiosk.sessions": kiosk.sessions,
             "kiosk.keep_sessions": kiosk.keep_sessions,
+            "telemetry.otlp_endpoint": self.telemetry.otlp_endpoint,
+            "telemetry.include_text": self.telemetry.include_text,
+            "telemetry.metrics_port": self.telemetry.metrics_port,
         }[key]
 
     def source(self, key: str) -> str:
@@ -164,6 +168,9 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
             token=environ.get(TOKEN_ENV) or None,
         ),
         mcp_servers=servers,
+        telemetry=TelemetrySettings(
+            value["telemetry.otlp_endpoint"], value["telemetry.include_text"], value["telemetry.metrics_port"]
+        ),
         file=file.path if file is not None else None,
         sources=sources,
     )

@@ -29,6 +29,7 @@ from voice.event_stream import EventStream
 from voice.kiosk.audio import AudioSetup
 from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ChatModelThinker, Work
+from voice.telemetry.attach import Telemetry
 from voice.tools.toolbox import McpToolbox
 
 
@@ -69,6 +70,10 @@ class KioskAssistant:
         )
         self.events: EventStream = self._talk.runner.events
         self._stopping = asyncio.Event()
+
+    def attach(self, telemetry: Telemetry) -> None:
+        """Metrics, health and traces follow this assistant's stream, log and work."""
+        telemetry.attach(self._talk, self.work)
 
     # -- what clients see -------------------------------------------------------------------------
 

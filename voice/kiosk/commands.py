@@ -11,13 +11,14 @@ from typing import Any
 
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
-from voice.components import context_budget
+from voice.components import context_budget, open_chat_model
 from voice.config.flags import (
     add_device_arguments,
     add_kiosk_arguments,
     add_speech_arguments,
     add_turn_arguments,
 )
+from voice.config.llm import LlmConfig, add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
 from voice.engine.hold import Eagerness
@@ -29,9 +30,9 @@ from voice.kiosk.keeper import KeeperSettings, SessionKeeper
 from voice.kiosk.security import check_bind
 from voice.kiosk.server import KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
-from voice.llm.config import LlmConfig, add_llm_arguments
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
+from voice.telemetry.attach import Telemetry
+from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox, say_on_stderr
 
 
@@ -67,19 +68,28 @@ def _kiosk(args: argparse.Namespace) -> int:
     with McpToolbox(configured.mcp_servers) as toolbox, open_chat_model(configured.llm) as model:
         for line in toolbox.failures:
             say_on_stderr(line)
-        asyncio.run(
-            _serve(
-                model,
-                configured.llm,
-                audio,
-                files,
-                server,
-                keeper,
-                toolbox,
-                configured.eagerness,
-                configured.overlap,
-            )
+        telemetry = Telemetry(
+            configured.telemetry,
+            configured.eagerness.value,
+            *probes_for(configured, model),
         )
+        try:
+            asyncio.run(
+                _serve(
+                    model,
+                    configured.llm,
+                    audio,
+                    files,
+                    server,
+                    keeper,
+                    toolbox,
+                    configured.eagerness,
+                    configured.overlap,
+                    telemetry,
+                )
+            )
+        finally:
+            telemetry.close()
     return 0
 
 
@@ -93,6 +103,7 @@ async def _serve(
     toolbox: McpToolbox,
     eagerness: Eagerness,
     overlap: OverlapPhrases,
+    telemetry: Telemetry,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     public = {
@@ -115,7 +126,8 @@ async def _serve(
         eagerness=eagerness,
         overlap=overlap,
     )
-    server = KioskServer(keeper, server_settings, audio.browser)
+    assistant.attach(telemetry)
+    server = KioskServer(keeper, server_settings, audio.browser, telemetry.metrics, telemetry.health)
     keeper.attach(assistant, server.broadcast)
     try:
         listening = await server.start()

@@ -1,4 +1,5 @@
-"""One port: the page at ``/`` and the event API at ``/ws``, on the websockets asyncio server.
+"""One port: the page at ``/``, the event API at ``/ws``, Prometheus metrics at ``/metrics`` and health at
+``/healthz``, on the websockets asyncio server. The last two follow ``/ws``'s token rule.
 
 ``process_request`` serves the page and guards the upgrade (origin: 403, token: 401); each accepted
 connection gets the snapshot, then every event through its own bounded queue, and its frames are
@@ -9,6 +10,7 @@ over its client's rate, or all clients' together, is dropped with a ``rate_limit
 
 from __future__ import annotations
 
+import asyncio
 import http
 import json
 import socket
@@ -30,6 +32,8 @@ from voice.kiosk.keeper import SessionKeeper
 from voice.kiosk.limits import ALL_CLIENTS, Flooders, TokenBucket
 from voice.kiosk.protocol import AudioFrame, BadFrame, PlaybackPosition, parse_command
 from voice.kiosk.security import origin_ok, token_ok
+from voice.telemetry.health import Health
+from voice.telemetry.metrics import CONTENT_TYPE, VoiceMetrics
 
 # the longest input.text (4000 characters, 48,000 bytes even as JSON \u escapes) and an audio frame
 # (20 ms from the page: 640 bytes; at most a second, 32,000) fit
@@ -57,11 +61,18 @@ class KioskServer:
     """The websocket clients and the keeper they talk to."""
 
     def __init__(
-        self, keeper: SessionKeeper, settings: ServerSettings, browser: BrowserAudio | None = None
+        self,
+        keeper: SessionKeeper,
+        settings: ServerSettings,
+        browser: BrowserAudio | None = None,
+        metrics: VoiceMetrics | None = None,
+        health: Health | None = None,
     ) -> None:
         self._keeper = keeper
         self._settings = settings
         self._browser = browser  # --audio websocket: the page's audio goes here
+        self._metrics = metrics
+        self._health = health
         self._clients: set[Client] = set()
         self._everyone = TokenBucket(ALL_CLIENTS)  # commands from all clients together
         self._flooders = Flooders()
@@ -89,11 +100,15 @@ class KioskServer:
             server_header=None,
         )
 
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         if path == "/":
             response = connection.respond(http.HTTPStatus.OK, "")
             return _with_body(response, self._page, "text/html; charset=utf-8")
+        if path in ("/metrics", "/healthz"):
+            if not token_ok(self._settings.token, request.path, request.headers.get("Authorization")):
+                return connection.respond(http.HTTPStatus.UNAUTHORIZED, "Missing or wrong token\n")
+            return await self._telemetry(connection, path)
         if path != "/ws":
             return connection.respond(
                 http.HTTPStatus.NOT_FOUND, "Not found: the page is at /, the API at /ws\n"
@@ -105,12 +120,25 @@ class KioskServer:
             return connection.respond(http.HTTPStatus.UNAUTHORIZED, "Missing or wrong token\n")
         return None
 
+    async def _telemetry(self, connection: ServerConnection, path: str) -> Response:
+        metrics, health = self._metrics, self._health
+        if path == "/metrics" and metrics is not None:
+            response = connection.respond(http.HTTPStatus.OK, "")
+            return _with_body(response, metrics.exposition(), CONTENT_TYPE)
+        if path == "/healthz" and health is not None:
+            report = await asyncio.to_thread(health.report)  # its probes wait on other servers
+            response = connection.respond(http.HTTPStatus(report.status_code), "")
+            return _with_body(response, report.json(), "application/json")
+        return connection.respond(http.HTTPStatus.NOT_FOUND, f"Not found: no {path} here\n")
+
     async def _handle(self, connection: ServerConnection) -> None:
         _limit_send_buffer(connection)
         address = _host(connection)
         burst = not self._flooders.lately(address)  # a flooder coming back gets no fresh burst
         client = Client(connection, self._everyone, self._settings.queue_events, burst)
         self._clients.add(client)
+        if self._metrics is not None:
+            self._metrics.client_connected()
         try:
             client.send(self._keeper.snapshot())
             async for frame in connection:
@@ -121,14 +149,19 @@ class KioskServer:
                 except BadFrame as exc:
                     client.send(event_json(Failure("bad_frame", str(exc))))
                     client.bad_frame()
+                    if self._metrics is not None:
+                        self._metrics.frame_refused()
                     continue
                 client.good_frame()
                 if isinstance(command, AudioFrame | PlaybackPosition):
                     self._take_audio(client, command)  # paced by the page's audio clock, not a person
                 elif client.admit(command):
                     self._keeper.handle(command)
-                elif client.flooding:
-                    self._flooders.closed(address)
+                else:
+                    if self._metrics is not None:
+                        self._metrics.command_refused()
+                    if client.flooding:
+                        self._flooders.closed(address)
         except ConnectionClosed:
             pass
         finally:
@@ -136,6 +169,8 @@ class KioskServer:
             if self._browser is not None:
                 self._browser.peer_left(client)
             await client.finished()
+            if self._metrics is not None:
+                self._metrics.client_closed(connection.close_code)
 
     def _take_audio(self, client: Client, command: AudioFrame | PlaybackPosition) -> None:
         browser = self._browser

@@ -38,6 +38,11 @@ class EmbeddedChatModel:
         return self._server.context_tokens
 
     @property
+    def base_url(self) -> str:
+        """The embedded server's OpenAI-compatible URL now (a restarted server may listen elsewhere)."""
+        return self._server.url
+
+    @property
     def token_counter(self) -> TokenCounter:
         return self._counter
 

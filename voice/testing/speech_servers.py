@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from voice.asr.whisper import bundled_model_dir
+from voice.testing.loopback import free_port, wait_for_port
 from voice.tts.piper_voice import bundled_voice_path
-
-READY_S = 120.0  # loading a model on a busy 2-core machine
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _offline(extra: dict[str, str]) -> dict[str, str]:
@@ -101,19 +92,6 @@ def running(
     finally:
         process.kill()
         process.wait()
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + READY_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args!r} exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{process.args!r} did not listen on {port} in {READY_S:g} s")
 
 
 @contextmanager

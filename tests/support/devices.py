@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tests.test_runtime import EvenSynthesizer, Hears, RecordingThinker
+from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
@@ -17,6 +17,7 @@ from voice.chat.driver import DeviceConversation, DeviceSettings, OpenInput, Ope
 from voice.components import SpeechModels, make_engine
 from voice.conversation.session_log import SessionLog
 from voice.runtime import Thinker, Work
+from voice.testing.stand_ins import EvenSynthesizer, Hears
 
 BLOCK = 640  # 40 ms
 

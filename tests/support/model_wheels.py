@@ -6,7 +6,7 @@ import hashlib
 import io
 import zipfile
 
-from tests.models.server import Served
+from tests.support.model_server import Served
 
 
 def wheel(package: str, files: dict[str, bytes]) -> bytes:

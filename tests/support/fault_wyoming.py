@@ -4,7 +4,7 @@
 When a request is complete (``synthesize`` or ``audio-stop``; with ``early=True`` at the first audio
 chunk), ``script(peer)`` runs: it can send good frames, raw bytes, or nothing at all.
 
-Run as a process (``python -m tests.remote.fault_wyoming MODE PORT``) it serves one of ``MODES`` and
+Run as a process (``python -m tests.support.fault_wyoming MODE PORT``) it serves one of ``MODES`` and
 prints ``armed`` once it has started an answer it will never finish, so a test can kill it right then.
 """
 
@@ -16,11 +16,13 @@ import time
 from collections.abc import Callable
 from typing import BinaryIO
 
+import numpy as np
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event, read_event, write_event
 from wyoming.info import AsrModel, AsrProgram, Attribution, Info, TtsProgram, TtsVoice
 
-from tests.loopback_server import LoopbackServer
+from tests.support.loopback_server import LoopbackServer
+from voice.audio.block import ENGINE_RATE, AudioBlock
 
 _WHO = Attribution(name="tests", url="http://127.0.0.1")
 
@@ -152,3 +154,12 @@ if __name__ == "__main__":
     with FaultWyoming(script, early=early, port=int(sys.argv[2])):
         print("listening", flush=True)
         time.sleep(3600)
+
+
+UTTERANCE = AudioBlock(np.full(ENGINE_RATE, 0.05, dtype=np.float32), ENGINE_RATE)
+
+
+def audio_then_silent(peer: Peer) -> None:
+    peer.send(AudioStart(rate=22050, width=2, channels=1).event())
+    peer.chunk(0.1)
+    peer.wait_for_close()

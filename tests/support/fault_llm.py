@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.loopback_server import LoopbackServer
+from tests.support.loopback_server import LoopbackServer
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,53 @@
+"""`voice chat` on a PulseAudio null sink, as systemd's user service runs it: READY=1 and watchdog pings on
+the notify socket, its metrics and health on loopback, and `voice status` reading them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.notify_socket import NotifySocket
+from tests.support.processes import read_until
+from voice.testing.loopback import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.device, pytest.mark.models]
+
+
+def test_chat_says_ready_pings_the_watchdog_and_serves_metrics_and_health(
+    pulse_device: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    with NotifySocket(tmp_path / "notify") as notify:
+        env = {**os.environ, "NOTIFY_SOCKET": str(notify.path), "WATCHDOG_USEC": "1500000"}
+        command = [
+            sys.executable, "-m", "voice", "chat", "--plain", "--seconds", "30", "--metrics-port", str(port),
+            "--session", str(tmp_path / "chat.jsonl"),
+            "--input-device", pulse_device, "--output-device", pulse_device,
+        ]  # fmt: skip
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        ) as chat:
+            assert chat.stdout is not None
+            read_until(chat.stdout, "listening")
+            ready = notify.wait_for("READY=1", 30)
+            notify.wait_for("WATCHDOG=1", 10)
+            scraped = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+            health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30)
+            shown = subprocess.run(
+                [sys.executable, "-m", "voice", "status", "--port", str(port)],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            chat.terminate()
+            chat.communicate(timeout=60)
+        notify.wait_for("STOPPING=1", 10)
+    assert "voice_turns_total" in scraped
+    assert "voice_loop_stalls_total" in scraped  # the driver's counters
+    assert health.status_code == 200, health.text  # the embedded llama.cpp server answers too
+    assert health.json()["checks"]["audio"] == "ok"
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert len([at for at in notify.times("WATCHDOG=1") if at > ready]) >= 3

@@ -1,0 +1,1 @@
+"""Running a fleet: Prometheus metrics, OpenTelemetry traces, health and the systemd watchdog."""
