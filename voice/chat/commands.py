@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from voice.asr.partial_whisper import whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.client_events import Failure
@@ -86,6 +87,7 @@ def _chat(args: argparse.Namespace) -> int:
             log,
             say=None if live is None else live.say,
             input_levels=live is not None,
+            partials=None if live is None else whisper_partials,
         )
         telemetry = Telemetry(
             configured.telemetry, configured.eagerness.value, *probes_for(configured, model)
