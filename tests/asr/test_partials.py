@@ -6,6 +6,7 @@ tests/kiosk/test_partials.py.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -17,11 +18,11 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.errors import ModelError
 
 BLOCK = ENGINE_RATE // 50  # 20 ms, as the room hands them
-WORDS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()
+WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 
 
 class WordsPerHalfSecond:
-    """Whisper as a stand-in: a word, and one more for each half second of audio it is given; notes each call."""
+    """Whisper as a stand-in: a word, and one more each half second of audio it is given; notes each call."""
 
     def __init__(self, seconds: float = 0.0, gate: threading.Event | None = None, gate_from: int = 0) -> None:
         self.seconds = seconds  # how long a decode takes (threaded tests)
@@ -204,7 +205,7 @@ def test_decodes_stand_aside_while_the_turn_needs_the_cores_and_take_at_most_hal
         room.partials.close()
     spans = room.decoder.spans
     assert len(spans) >= 2
-    for (start, end), (next_start, _) in zip(spans, spans[1:], strict=False):
+    for (start, end), (next_start, _) in itertools.pairwise(spans):
         assert next_start - start >= EVERY_S - 0.01  # never more often than EVERY_S
         assert next_start - end >= (end - start) - 0.01  # a decode is followed by as long a rest
 

@@ -57,3 +57,13 @@ class WhisperPartials:
 def whisper_partials() -> WhisperPartials:
     """The process's one partials model, loaded on first use (runs and conversations share it)."""
     return WhisperPartials()
+
+
+def preload_partials() -> str | None:
+    """Load the partials model before a view or page asks for it (they ask as they open); the reason,
+    in a line, if it does not load (the assistant runs on without live words)."""
+    try:
+        whisper_partials()
+    except ModelError as exc:
+        return f"live words are off: {exc}"
+    return None

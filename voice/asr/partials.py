@@ -51,7 +51,7 @@ EVERY_S = 0.3  # at most this often: words appear within a fraction of a second 
 SEGMENT_S = 6.0  # a decode hears at most this much (a cut window of 20 s): longer speech is kept in parts
 CUT_SEARCH_S = 2.0  # a part ends at the quietest moment of its last 2 s
 QUIET_MS = 100  # that moment: the quietest 100 ms
-SHORTEST_S = 0.3  # less audio than this holds no word worth a decode
+FIRST_AFTER_S = 0.4  # of voice: a decode sooner hears half a word
 INLINE_EVERY_S = 0.5  # the virtual room's pace (audio seconds)
 KEPT_IDLE_S = 1.5  # audio kept while nobody speaks: the pre-roll before a start the VAD tells late
 KEPT_MOST_S = SEGMENT_S + 10.0  # never more, however long the decodes stand aside
@@ -69,6 +69,7 @@ class PartialDecoder(Protocol):
 class _Utterance:
     number: int
     held: bool  # began over a reply: nothing is decoded until the verdict
+    onset: int  # clock sample of its first voiced frame
     segment: int  # clock sample where the part being decoded starts (first: the VAD's pre-roll)
     stopped: bool = False
     committed: str = ""  # the words of the parts before ``segment``
@@ -177,8 +178,9 @@ class LivePartials:
                     self._orphans += int(utterance.stopped)  # its transcript, if any, is still to come
                     self._finish("")
                 self._numbered += 1
-                start = max(0, round(t * self._rate) - PRE_ROLL_MS * self._rate // 1000)
-                self._utterance = _Utterance(self._numbered, self._reply_audible, start)
+                onset = round(t * self._rate)
+                start = max(0, onset - PRE_ROLL_MS * self._rate // 1000)
+                self._utterance = _Utterance(self._numbered, self._reply_audible, onset, start)
             case SpeechStopped() if utterance is not None:
                 utterance.stopped = True
             case ResponseInterrupted() if utterance is not None:
@@ -274,7 +276,7 @@ class LivePartials:
             utterance is None
             or not self._decodable()
             or self._voiced <= utterance.decoded_voice
-            or self._now - utterance.segment < SHORTEST_S * self._rate
+            or self._now - utterance.onset < FIRST_AFTER_S * self._rate
         ):
             return None
         segment_end = utterance.segment + round(SEGMENT_S * self._rate)
@@ -304,19 +306,32 @@ class LivePartials:
         sums = np.convolve(energy, np.ones(span), mode="valid")
         return start + int(np.argmin(sums)) * frame + span * frame // 2
 
+    def _ready_decoder(self) -> PartialDecoder | None:
+        """The decoder, loaded on first use; None (said once) if it does not load."""
+        if self._decoder is None and not self._broken:
+            try:
+                self._decoder = self._load()
+            except VoiceError as exc:
+                with self._cond:
+                    self._broken = True  # a model that will not load is not tried again
+                    self._say(exc)
+        return self._decoder
+
+    def _say(self, exc: VoiceError) -> None:
+        """A failure, as one ``error`` event (a broken model would fail every decode). (lock held)"""
+        if not self._failed:
+            self._failed = True
+            self._outbox.append(Failure("partials", f"live words: {exc}"))
+
     def _decode(self, job: _Job) -> str | None:
         """One decode, timed; a failure is said once and shows nothing."""
         started = time.monotonic()
         try:
-            if self._decoder is None:
-                self._decoder = self._load()
-            return self._decoder.decode(job.samples)
+            decoder = self._ready_decoder()
+            return None if decoder is None else decoder.decode(job.samples)
         except VoiceError as exc:
             with self._cond:
-                self._broken = self._decoder is None  # a model that will not load is not tried again
-                if not self._failed:
-                    self._failed = True
-                    self._outbox.append(Failure("partials", f"live words: {exc}"))
+                self._say(exc)
             return None
         finally:
             done = time.monotonic()
@@ -354,6 +369,7 @@ class LivePartials:
             self._thread.start()
 
     def _run(self) -> None:
+        self._ready_decoder()  # loaded before the first words come, not while they wait
         while True:
             with self._cond:
                 job = self._next_job()
