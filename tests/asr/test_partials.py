@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,15 +30,19 @@ class WordsPerHalfSecond:
         self.gate = gate  # decodes from the ``gate_from``-th on wait for it
         self.gate_from = gate_from
         self.heard: list[int] = []  # samples of each decode
+        self.abandoned = 0  # decodes told to stop midway
         self.spans: list[tuple[float, float]] = []  # monotonic start and end of each decode
 
-    def decode(self, samples: Samples) -> str | None:
+    def decode(self, samples: Samples, stop: Callable[[], bool] = lambda: False) -> str | None:
         started = time.monotonic()
         self.heard.append(len(samples))
         if self.gate is not None and len(self.heard) > self.gate_from:
             self.gate.wait(10)
         time.sleep(self.seconds)
         self.spans.append((started, time.monotonic()))
+        if stop():  # as whisper looks between its encoder's pass and the text
+            self.abandoned += 1
+            return None
         return " ".join(WORDS[: len(samples) * 2 // ENGINE_RATE + 1])
 
 
@@ -229,3 +234,24 @@ def test_a_late_decode_of_an_utterance_already_over_is_never_shown() -> None:
     first, final = room.partial_events()
     assert not first.final
     assert final == stream.InputPartial("one two", True, final.t)  # the late decode came after: dropped
+
+
+def test_a_transcription_asked_for_midway_abandons_the_decode_and_a_pause_starts_none() -> None:
+    gate = threading.Event()
+    room = Room(WordsPerHalfSecond(gate=gate), threaded=True)
+    room.partials.show(True)
+    try:
+        room.tell(stream.SpeechStarted(0.0))
+        while not room.decoder.heard:
+            room.blocks(0.1, paced=True)
+        room.busy = True  # the engine asked for a transcription while the decode ran
+        gate.set()
+        room.blocks(0.3, paced=True)
+        room.blocks(0.1, voiced=False, paced=True)
+        assert room.decoder.abandoned == 1
+        room.busy = False
+        room.blocks(1.0, voiced=False, paced=True)  # a pause: the early transcription is due any moment
+    finally:
+        room.partials.close()
+    assert len(room.decoder.heard) == 1  # none began in the pause
+    assert room.partial_events() == []

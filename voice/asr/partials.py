@@ -7,15 +7,17 @@ a final one carries its ``input.transcript`` text, or "" if it gave no input, so
 as the transcript. Nothing is decoded unless asked (``show``).
 
 Off the path of every turn: decodes run on a thread and model of their own (voice/asr/partial_whisper.py),
-never while a transcription, the end-of-turn model or a reply's synthesis is asked for (``yield_to``), at
-most every ``EVERY_S`` and at most half the time (a decode that took 200 ms waits 200 ms), and only when
-the VAD heard more voice since the last. One decode hears at most ``SEGMENT_S``: a longer utterance keeps
+never while a transcription, the end-of-turn model or a reply's synthesis is asked for (``yield_to``: one
+asked for meanwhile abandons the decode at its next step), at most every ``EVERY_S`` and at most half the
+time (a decode that took 200 ms waits 200 ms), and only while the user is voicing: the engine asks for
+its early transcription ``speculate_ms`` into a pause, and a decode begun at a pause would meet it. One
+decode hears at most ``SEGMENT_S``: a longer utterance keeps
 the words of its first part, cut at a quiet moment, and decodes on from there. Speech that began over a
 reply is not decoded until the verdict (``response.interrupted``, or the reply over): before it, its
 words may be the assistant's own echo, and the cores belong to the barge-in.
 
-The virtual room decodes inline (``threaded`` False) every ``INLINE_EVERY_S`` of audio, so its runs stay
-deterministic.
+The virtual room decodes inline (``threaded`` False) every ``INLINE_EVERY_S`` of audio while there is
+new voice, pause or not (nothing else runs meanwhile in virtual time), so its runs stay deterministic.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ CUT_SEARCH_S = 2.0  # a part ends at the quietest moment of its last 2 s
 QUIET_MS = 100  # that moment: the quietest 100 ms
 FIRST_AFTER_S = 0.4  # of voice: a decode sooner hears half a word
 INLINE_EVERY_S = 0.5  # the virtual room's pace (audio seconds)
+VOICING_MS = 60  # a decode starts only this soon after a voiced frame: well before the early transcription
 KEPT_IDLE_S = 1.5  # audio kept while nobody speaks: the pre-roll before a start the VAD tells late
 KEPT_MOST_S = SEGMENT_S + 10.0  # never more, however long the decodes stand aside
 PRE_ROLL_MS = DEFAULT_QUIET.pre_roll_ms
@@ -60,9 +63,10 @@ ENDED_STATES = ("listening", "speaking")  # after speech stopped: no transcript 
 
 
 class PartialDecoder(Protocol):
-    """Words of an utterance so far; None when this decode is not to be shown (it looped)."""
+    """Words of an utterance so far; None when there are none to show (it looped, or ``stop`` said so
+    between its steps: a decode under way is abandoned there)."""
 
-    def decode(self, samples: Samples) -> str | None: ...
+    def decode(self, samples: Samples, stop: Callable[[], bool] = ...) -> str | None: ...
 
 
 @dataclass
@@ -328,7 +332,7 @@ class LivePartials:
         started = time.monotonic()
         try:
             decoder = self._ready_decoder()
-            return None if decoder is None else decoder.decode(job.samples)
+            return None if decoder is None else decoder.decode(job.samples, lambda: self._stop(job))
         except VoiceError as exc:
             with self._cond:
                 self._say(exc)
@@ -339,6 +343,16 @@ class LivePartials:
                 self.decodes += 1
                 self.decode_seconds += done - started
                 self._not_before = max(started + EVERY_S, done + (done - started))
+
+    def _stop(self, job: _Job) -> bool:
+        """Abandon ``job`` now? Threaded only: a transcription (or the turn's other work) is asked for, or
+        its utterance is over."""
+        if not self._threaded:
+            return False
+        with self._cond:
+            utterance = self._utterance
+            over = utterance is None or utterance.number != job.number
+        return over or self._yield_to()
 
     def _take(self, job: _Job, text: str | None) -> None:
         """A decode's words, into the utterance it was of (if it is still under way). (lock held)"""
@@ -383,7 +397,8 @@ class LivePartials:
         """Wait for a decode that is due and may run now; None once closing. (lock held)"""
         while not self._closing:
             wait = self._not_before - time.monotonic()
-            job = self._job() if wait <= 0 else None
+            voicing = self._now - self._voiced <= VOICING_MS * self._rate // 1000
+            job = self._job() if wait <= 0 and voicing else None
             if job is not None and not self._yield_to():
                 return job
             # hear() wakes us each block while there is something to decode
