@@ -50,7 +50,7 @@ from voice.client_events import (
 from voice.errors import VoiceError
 
 EVERY_S = 0.3  # at most this often: words appear within a fraction of a second of being said
-SEGMENT_S = 6.0  # a decode hears at most this much (a cut window of 20 s): longer speech is kept in parts
+SEGMENT_S = 4.0  # a decode hears at most this much (a cut window of 13 s): longer speech is kept in parts
 CUT_SEARCH_S = 2.0  # a part ends at the quietest moment of its last 2 s
 QUIET_MS = 100  # that moment: the quietest 100 ms
 FIRST_AFTER_S = 0.4  # of voice: a decode sooner hears half a word
