@@ -1,8 +1,8 @@
 """`voice chat`'s live terminal view: a Textual app drawn from the event stream, whose keys send commands.
 
-It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words,
-the reply as it is heard (unheard words struck through after a cut), a line of timings per turn,
-tool calls, errors and notices. It never reads engine state; its keys go to :class:`Controls`.
+It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words (as you say
+them, then as heard), the reply as it is heard (unheard words struck through after a cut), a line of timings
+per turn, tool calls, errors and notices. It never reads engine state; its keys go to :class:`Controls`.
 Events arrive on the driver's thread and are posted to the app (``post_message`` is thread-safe).
 """
 
