@@ -42,13 +42,18 @@ def run_against(tree: Path, script: str, argv: list[str]) -> dict[str, Any]:
 
 def without_against(argv: list[str]) -> list[str]:
     """``argv`` with its ``--against DIR`` (or ``--against=DIR``) taken out."""
+    return without_option(argv, "--against")
+
+
+def without_option(argv: list[str], option: str) -> list[str]:
+    """``argv`` with ``option VALUE`` (or ``option=VALUE``) taken out."""
     out, skip = [], False
     for arg in argv:
         if skip:
             skip = False
-        elif arg == "--against":
+        elif arg == option:
             skip = True
-        elif not arg.startswith("--against="):
+        elif not arg.startswith(f"{option}="):
             out.append(arg)
     return out
 

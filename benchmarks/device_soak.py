@@ -8,6 +8,12 @@ paplay. For ``--minutes``, in one process, stretches of ``--stretch-minutes`` of
 - ``quiet``: questions only, each asked once the previous story has played out.
   Any interrupted turn here is the assistant cutting itself off on its own echo.
 - ``interruptions``: a question, then ``--after-s`` into its story an interruption WAV cuts in.
+- ``backchannels`` (with ``--backchannels``, a third kind, between the two): a question, then over its
+  story ``--backchannels-per-reply`` listener's backchannels ("yeah", "okay", "mm-hmm"... in the held-out
+  espeak-ng voices of benchmarks/full_duplex_cases.py), one every ``--backchannel-every-s`` from
+  ``--after-s`` on, then a real cut-in as many seconds after the last. Reported under ``backchannels``: the
+  replies they cut and the requests they sent (issue 36: none of either), what the stream said of them;
+  the cut-ins' reaction under ``phases`` and ``interruptions``, beside the interruptions stretch's.
 
 Reported: ``turns`` against ``expected_turns`` (one per WAV played; 1.00 means no self-interruption),
 ``self_interruptions`` (interrupted turns nobody interrupted), the interrupting utterances' WER against
@@ -22,6 +28,7 @@ taken at ``--trace-from-min``, to say which lines of Python hold what grew.
 Usage: python benchmarks/device_soak.py [--minutes 60] [--stretch-minutes 5] [--after-s 2.5]
        [--out FILE] [--true-reaction] [--trace-every-min 10] [--against TREE]   (twice as long with
        --against, which soaks TREE's voice package first and prints {"before": ..., "after": ...})
+       [--backchannels [--backchannels-per-reply 3] [--backchannel-every-s 3.5]]
 """
 
 from __future__ import annotations
@@ -66,7 +73,7 @@ from voice.chat.driver import (
     default_echo_canceller,
     device_openers,
 )
-from voice.client_events import Failure, StreamEvent
+from voice.client_events import Failure, StateChanged, StreamEvent
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
 from voice.duplex import AudioOutput
@@ -95,6 +102,7 @@ IDLE_BEFORE_NEXT_S = 1.5
 QUIET_BEFORE_SAMPLE_S = 1.0  # listening, nothing queued to play, this long: no call's buffers are held
 STUCK_S = 150.0  # a story that never ends (the assistant keeps restarting it) must not stall the script
 WORD_DELAY_S = 0.03
+BACKCHANNEL_SLACK_S = 3.0  # a cut this long after a backchannel's end is still put down to it
 
 
 class RecordingCanceller:
@@ -193,6 +201,45 @@ class Played:
     phase: str
     clock: int
     interruption: bool
+    backchannel: bool = False
+
+
+@dataclass(frozen=True)
+class OverStory:
+    """What is played over each story: in an ``interruptions`` stretch one cut-in ``after_s`` into it, in a
+    ``backchannels`` one ``per_reply`` backchannels ``every_s`` apart from then on, and then the cut-in."""
+
+    after_s: float
+    backchannels: tuple[str, ...] = ()  # WAVs to take in turn; none: no backchannels stretch
+    per_reply: int = 0
+    every_s: float = 0.0
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        """The kinds of stretch, in the order they take turns."""
+        return ("quiet", "backchannels", "interruptions") if self.backchannels else ("quiet", "interruptions")
+
+
+class BackchannelWatch:
+    """From the stream: when each pause of a reply began and when it went on (None: it never did, the reply
+    was cut), and how many ``input.backchannel`` events came (issue 36's; a tree without them sends none)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, float | None]] = []
+        self.backchannels = 0
+        self._open = False  # paused, and neither gone on nor cut yet (transcribing keeps it open)
+
+    def see(self, event: StreamEvent) -> None:
+        if event.type == "input.backchannel":
+            self.backchannels += 1
+        elif isinstance(event, StateChanged) and event.state == "paused":
+            self.pauses.append((event.t, None))
+            self._open = True
+        elif self._open and isinstance(event, StateChanged) and event.state == "speaking":
+            self.pauses[-1] = (self.pauses[-1][0], event.t)
+            self._open = False
+        elif self._open and (event.type == "response.interrupted" or isinstance(event, StateChanged)):
+            self._open = event.type == "state" and event.state in ("paused", "thinking")
 
 
 @dataclass
@@ -203,24 +250,29 @@ class Script:
     recorder: Recorder
     soak_s: float
     stretch_s: float
-    after_s: float
+    over: OverStory
     env: dict[str, str]
     limit_s: float
+    paths: dict[str, Path] = field(default_factory=dict)  # a WAV not in audio/: where it is
     played: list[Played] = field(default_factory=list)
     began: float = field(default_factory=time.monotonic)
     idle_since: float | None = None
     last_play: float = 0.0
     interrupted_turn: int | None = None
+    story_turn: int = 0  # the turn answering the last question (backchannels go over no other)
     player: subprocess.Popen[bytes] | None = None
     done: bool = False
     turn_clock: dict[int, int] = field(default_factory=dict)  # when each turn's request was sent
     # the engine stamps heard audio on the speaker's clock: how far it runs from the mic's, per turn
     output_ahead: dict[int, int] = field(default_factory=dict)
     reported: int = -1  # start sample of the last utterance printed as progress
+    watch: BackchannelWatch = field(default_factory=BackchannelWatch)
 
-    def play(self, wav: str, phase: str, interruption: bool) -> None:
-        self.player = subprocess.Popen(["paplay", str(AUDIO / wav)], env=self.env)
-        self.played.append(Played(wav, phase, self.talk.clock, interruption))
+    def play(self, wav: str, phase: str, interruption: bool, backchannel: bool = False) -> None:
+        self.player = subprocess.Popen(["paplay", str(self.paths.get(wav, AUDIO / wav))], env=self.env)
+        self.played.append(Played(wav, phase, self.talk.clock, interruption, backchannel))
+        if not interruption and not backchannel:
+            self.story_turn = turns_so_far(self.recorder) + 1
         self.last_play = time.monotonic()
         self.idle_since = None
         count = sum(p.interruption for p in self.played)
@@ -248,8 +300,9 @@ class Script:
         self.idle_since = (self.idle_since or now) if idle else None
         rested = self.idle_since is not None and now - self.idle_since >= IDLE_BEFORE_NEXT_S
         stuck = now - self.last_play >= STUCK_S
-        questions = sum(not p.interruption for p in self.played)
-        phase = "quiet" if int((now - self.began) / self.stretch_s) % 2 == 0 else "interruptions"
+        questions = sum(not p.interruption and not p.backchannel for p in self.played)
+        phases = self.over.phases
+        phase = phases[int((now - self.began) / self.stretch_s) % len(phases)]
         if now - self.began >= self.limit_s:
             self.done = True  # a runaway never rests: report what it did in the time given
             return
@@ -261,19 +314,37 @@ class Script:
             return
         latest = max(self.recorder.turns.values(), key=lambda t: t.turn, default=None)
         if (
-            phase == "interruptions"
+            phase != "quiet"
             and latest is not None
             and not latest.ended
             and latest.turn != self.interrupted_turn
             and latest.turn in self.output_ahead
-            and self.talk.clock - mic_clock(self, latest.turn, latest.audio_start_s)
-            >= self.after_s * ENGINE_RATE
-            and self.played[-1].phase == "interruptions"  # not a quiet stretch's story still playing
+            and self.played[-1].phase == phase  # not a quiet stretch's story still playing
             and not self.played[-1].interruption
+            and (phase != "backchannels" or latest.turn == self.story_turn)  # not "Okay, I will stop"
         ):
-            self.interrupted_turn = latest.turn
-            count = sum(p.interruption for p in self.played)
-            self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
+            self.over_story(latest.turn, latest.audio_start_s, phase)
+
+    def over_story(self, turn: int, audio_start_s: float | None, phase: str) -> None:
+        """Over the story of ``turn``: each backchannel when it is due, then the cut-in."""
+        story_s = (self.talk.clock - mic_clock(self, turn, audio_start_s)) / ENGINE_RATE
+        said = 0
+        for play in reversed(self.played):
+            if not play.backchannel:
+                break
+            said += 1
+        since_s = (self.talk.clock - self.played[-1].clock) / ENGINE_RATE
+        due = story_s >= self.over.after_s if not said else since_s >= self.over.every_s
+        if not due:
+            return
+        if phase == "backchannels" and said < self.over.per_reply:
+            count = sum(p.backchannel for p in self.played)
+            wav = self.over.backchannels[count % len(self.over.backchannels)]
+            self.play(wav, phase, interruption=False, backchannel=True)
+            return
+        self.interrupted_turn = turn
+        count = sum(p.interruption for p in self.played)
+        self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
 
 
 def samples(seconds: float) -> int:
@@ -283,6 +354,14 @@ def samples(seconds: float) -> int:
 def mic_clock(script: Script, turn: int, output_s: float | None) -> int:
     """An output-clock time of ``turn`` placed on the mic's clock (to the block it was first seen)."""
     return samples(output_s or 0.0) - script.output_ahead.get(turn, 0)
+
+
+def cut_at(script: Script, turn: RecordedTurn) -> int:
+    """When the speech that cut ``turn`` began, on the mic clock: its barge-in (already on that clock), or
+    for a turn cut with none, its audio's end moved over from the speaker's clock (which underflows move)."""
+    if turn.barge_in_s is not None:
+        return samples(turn.barge_in_s)
+    return mic_clock(script, turn.turn, turn.audio_end_s)
 
 
 def turns_so_far(recorder: Recorder) -> int:
@@ -612,8 +691,10 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
     all_turns = recorder.answered()
 
     def span(play: Played) -> tuple[int, int]:
-        """Mic clock samples while the WAV could be heard (half a second of slack at the end)."""
-        return play.clock, play.clock + round((manifest[play.wav]["duration_s"] + 0.5) * rate)
+        """Mic clock samples while the WAV could be heard (half a second of slack at the end, more for a
+        backchannel: the whole of what it did lies past its short self when the loop runs behind)."""
+        slack_s = BACKCHANNEL_SLACK_S if play.backchannel else 0.5
+        return play.clock, play.clock + round((manifest[play.wav]["duration_s"] + slack_s) * rate)
 
     def during(play: Played, sample: int) -> bool:
         lo, hi = span(play)
@@ -633,7 +714,7 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         ends = [end for end in cut if during(play, end)]
         text = manifest[play.wav]["text"]
         rows.append({
-            "wav": play.wav, "heard": heard, "wer": round(wer(text, heard), 2),
+            "wav": play.wav, "phase": play.phase, "heard": heard, "wer": round(wer(text, heard), 2),
             "wer_alone": round(wer(text, alone[play.wav]), 2),
             "reaction_ms": round((ends[0] - onset) * 1000 / rate) if ends else None,
         })  # fmt: skip
@@ -645,17 +726,14 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         return before[-1].phase if before else None
 
     by_phase: dict[str, dict[str, Any]] = {}
-    for phase in ("quiet", "interruptions"):
-        plays = [p for p in script.played if p.phase == phase]
+    for phase in ("quiet", "interruptions", "backchannels"):
+        plays = [p for p in script.played if p.phase == phase and not p.backchannel]  # each asks a turn
         if not plays:
             continue
         turns = [t for t in all_turns if phase_of(t) == phase]
         # a cut with no WAV playing when it happened is the assistant stopping on its own voice
         selfcut = [
-            t
-            for t in turns
-            if t.interrupted
-            and not any(during(p, mic_clock(script, t.turn, t.audio_end_s)) for p in script.played)
+            t for t in turns if t.interrupted and not any(during(p, cut_at(script, t)) for p in script.played)
         ]
         by_phase[phase] = {
             "wavs_played": len(plays),
@@ -663,18 +741,20 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             "expected_turns": len(plays),
             "turns_per_expected": round(len(turns) / len(plays), 2),
             "self_interruptions": len(selfcut),
-            "interruptions_that_cut": sum(r["reaction_ms"] is not None for r in rows)
-            if phase != "quiet"
-            else 0,
+            "interruptions_that_cut": sum(r["reaction_ms"] is not None for r in rows if r["phase"] == phase),
+            "reaction_ms": summary(
+                [r["reaction_ms"] for r in rows if r["phase"] == phase and r["reaction_ms"] is not None]
+            ),
             "false_barge_ins": sum(t.false_barge_ins for t in turns),
         }
     unprompted = [text for start, text in utterances if not any(during(p, start) for p in script.played)]
     reactions = [r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]
-    return {
+    asking = [p for p in script.played if not p.backchannel]
+    found = {
         "phases": by_phase,
         "turns": turns_so_far(recorder),
-        "expected_turns": len(script.played),
-        "turns_per_expected": round(turns_so_far(recorder) / max(1, len(script.played)), 2),
+        "expected_turns": len(asking),
+        "turns_per_expected": round(turns_so_far(recorder) / max(1, len(asking)), 2),
         "interruptions_played": len(rows),
         "interruption_wer": round(statistics.fmean(r["wer"] for r in rows), 3) if rows else None,
         "interruption_wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3) if rows else None,
@@ -682,6 +762,82 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         "onset_delay_ms": round(delay * 1000 / rate, 1),
         "heard_without_a_wav": unprompted[:30],
         "interruptions": rows,
+        "played": [[p.wav, p.phase, round(p.clock / rate, 2)] for p in script.played],
+        "utterances": [[round(start / rate, 2), text] for start, text in utterances],
+    }
+    if any(p.backchannel for p in script.played):
+        found["backchannels"] = backchannel_outcomes(script, manifest, span)
+    return found
+
+
+def backchannel_outcomes(
+    script: Script, manifest: dict[str, dict[str, Any]], span: Callable[[Played], tuple[int, int]]
+) -> dict[str, Any]:
+    """What the backchannels did: replies they cut and requests they sent (issue 36: none of either), each
+    put down to the last WAV played before it, with what the stream said of them beside."""
+
+    def last_play(sample: int) -> Played | None:
+        before = [p for p in script.played if p.clock <= sample]
+        return before[-1] if before else None
+
+    def caused(sample: int | None) -> Played | None:
+        """The backchannel played last before ``sample``, if ``sample`` lies within its span."""
+        play = None if sample is None else last_play(sample)
+        if play is None or not play.backchannel or sample is None or sample > span(play)[1]:
+            return None
+        return play
+
+    turns = script.recorder.answered()
+    cuts = [cut_at(script, t) for t in turns if t.interrupted and t.audio_end_s]
+    cut = [caused(at) for at in cuts]
+    asked = [last_play(script.turn_clock[t.turn]) for t in turns if t.turn in script.turn_clock]
+    requests = [p for p in asked if p is not None and p.backchannel]
+    plays = [p for p in script.played if p.backchannel]
+    heard = [
+        s.transcript
+        for s in script.recorder.utterances()
+        if s.transcript and caused(samples(s.start_s)) is not None
+    ]
+    pauses = [
+        round((resumed - paused) * 1000)
+        for paused, resumed in script.watch.pauses
+        if resumed is not None and caused(samples(paused)) is not None
+    ]
+    texts = sorted({manifest[p.wav]["text"] for p in plays})
+    return {
+        "played": len(plays),
+        "replies_cut": sum(p is not None for p in cut),
+        "requests": len(requests),
+        "by_text": {
+            text: {
+                "played": sum(manifest[p.wav]["text"] == text for p in plays),
+                "cut": sum(p is not None and manifest[p.wav]["text"] == text for p in cut),
+                "requests": sum(manifest[p.wav]["text"] == text for p in requests),
+            }
+            for text in texts
+        },
+        "heard_as_input": heard[:30],
+        "cuts": [  # each cut in a backchannels stretch: its barge-in, and the WAV played last before it
+            [round(at / ENGINE_RATE, 2), None if last is None else last.wav]
+            for at in cuts
+            if (last := last_play(at)) is not None and last.phase == "backchannels"
+        ],
+        "input_backchannel_events": script.watch.backchannels,
+        "pause_to_resume_ms": summary([float(ms) for ms in pauses]),
+    }
+
+
+def backchannel_clips() -> dict[str, dict[str, Any]]:
+    """The backchannels of benchmarks/full_duplex.py's cases (held-out voices), as manifest entries."""
+    from full_duplex_cases import ensure_cases  # only this mode needs espeak-ng (and the cases' cache)
+
+    folder = ensure_cases()
+    cases = json.loads((folder / "cases.json").read_text(encoding="utf-8"))
+    clips = json.loads((folder / "clips.json").read_text(encoding="utf-8"))
+    names = [cue["clip"] for case in cases for cue in case["cues"] if cue["role"] == "backchannel"]
+    return {
+        f"{name}.wav": clips[name] | {"file": f"{name}.wav", "path": str(folder / "clips" / f"{name}.wav")}
+        for name in names
     }
 
 
@@ -713,15 +869,27 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             devices,
             open_output=None if handed_out is None else handed_out.speaker(devices),
         )
+        over = OverStory(args.after_s)
+        paths: dict[str, Path] = {}
+        if args.backchannels:
+            clips = backchannel_clips()
+            manifest |= clips
+            paths = {name: Path(entry["path"]) for name, entry in clips.items()}
+            over = OverStory(
+                args.after_s, tuple(clips), args.backchannels_per_reply, args.backchannel_every_s
+            )
         script = Script(
             talk,
             Recorder.following(talk.runner),
             args.minutes * 60,
             args.stretch_minutes * 60,
-            args.after_s,
+            over,
             dict(os.environ),
             (args.limit_minutes or args.minutes + 10) * 60,
+            paths,
         )
+        if args.backchannels:
+            talk.runner.events.subscribe(script.watch.see)
 
         rss_series: list[list[float]] = []  # [seconds into the soak, MB]
         malloc_series: list[dict[str, float]] = []
@@ -845,6 +1013,15 @@ def main() -> int:
         "--stretch-minutes", type=float, default=5.0, help="quiet and cut-in stretches alternate"
     )
     parser.add_argument("--after-s", type=float, default=2.5, help="into each story before cutting in")
+    parser.add_argument(
+        "--backchannels",
+        action="store_true",
+        help="the second kind of stretch plays backchannels over each story before its cut-in",
+    )
+    parser.add_argument("--backchannels-per-reply", type=int, default=3, help="backchannels over each story")
+    parser.add_argument(
+        "--backchannel-every-s", type=float, default=3.5, help="from one backchannel (or cut-in) to the next"
+    )
     parser.add_argument(
         "--limit-minutes", type=float, help="stop there, done or not (default: --minutes + 10)"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
+from voice.asr.guard import guarded
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.speech_probability import SileroSpeech
@@ -61,7 +62,7 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
     choice = choice or SpeechChoice()
     whisper_model = None if choice.asr_url else resolve.asr_model(choice.asr_model)  # both before any loads
     piper_voice = None if choice.tts_url else resolve.tts_voice(choice.tts_voice)
-    transcriber: Transcriber = (
+    transcriber: Transcriber = guarded(
         transcriber_for(choice.asr_url, api_key=choice.api_key)
         if choice.asr_url
         else WhisperTranscriber(WhisperSettings(model=whisper_model))

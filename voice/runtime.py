@@ -437,13 +437,13 @@ class ActionRunner:
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
-            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply):
+            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply, context=context):
                 wanted = CancelToken()
                 with self._asr_lock:
                     self._asr_wanted[utterance] = wanted
                 self._work.run(
                     "asr",
-                    lambda: self._transcribe(utterance, audio, over_reply, wanted),
+                    lambda: self._transcribe(utterance, audio, over_reply, context, wanted),
                     lambda exc: (
                         []
                         if wanted.cancelled
@@ -500,14 +500,14 @@ class ActionRunner:
                 )
 
     def _transcribe(
-        self, utterance: int, audio: AudioBlock, over_reply: bool, wanted: CancelToken
+        self, utterance: int, audio: AudioBlock, over_reply: bool, context: str, wanted: CancelToken
     ) -> list[EngineInput]:
         """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run, and
         one dropped while a server transcribes it is abandoned, so the next one does not wait for it."""
         try:
             if wanted.cancelled:
                 return []
-            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted)
+            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted, context=context)
             return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
         finally:
             with self._asr_lock:

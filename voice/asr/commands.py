@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from voice.asr.guard import guarded
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.wav import read_wav
 from voice.models import resolve
@@ -33,5 +34,5 @@ def _transcribe(args: argparse.Namespace) -> int:
     model = resolve.asr_model(args.model)
     language = None if args.language == "auto" else args.language
     settings = WhisperSettings(model=model, beam_size=args.beam_size, language=language)
-    print(WhisperTranscriber(settings).transcribe(audio).text)
+    print(guarded(WhisperTranscriber(settings)).transcribe(audio).text)
     return 0

@@ -2,6 +2,7 @@
 
 Speaches, faster-whisper-server, vLLM and OpenAI take a WAV upload and answer JSON. Word times are
 asked for (``verbose_json`` with word granularity) only when the caller wants them, and used if given.
+The context's last sentence goes as the request's ``prompt`` (voice.asr.context), as whisper's is.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from voice.asr.context import prompt_from
 from voice.asr.port import TimedWord, Transcript, require_engine_audio
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
@@ -53,6 +55,7 @@ class OpenAITranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         require_engine_audio(audio, "remote ASR")
         wav = io.BytesIO()
@@ -70,6 +73,8 @@ class OpenAITranscriber:
             fields["timestamp_granularities[]"] = ["word"]
         if self._language:
             fields["language"] = self._language
+        if prompt_from(context):
+            fields["prompt"] = prompt_from(context)
         with self._endpoint.post(cancel, files=upload, data=fields) as reply:
             body = _read_limited(reply)
         return self._parse(body)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from voice.asr.port import TimedWord, Transcript, require_engine_audio
+from voice.asr.context import prompt_from
+from voice.asr.port import TimedWord, Transcriber, Transcript, require_engine_audio
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
@@ -90,17 +91,33 @@ class WhisperTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
 
         Over echo the cut window decodes with timestamps: without them it misheard users cutting in.
+        ``context``'s last sentence is whisper's prompt (voice.asr.context).
         """
+        return self._transcribe(audio, word_timings, over_reply, prompt_from(context), self._short)
+
+    def full_window(self) -> Transcriber:
+        """This model always decoding whisper's full 30 s window: the careful second decode."""
+        return _FullWindow(self)
+
+    def _transcribe(
+        self,
+        audio: AudioBlock,
+        word_timings: bool,
+        over_reply: bool,
+        prompt: str,
+        short: ShortWindowDecoder | None,
+    ) -> Transcript:
         require_engine_audio(audio, "whisper")
         if audio.frames == 0:
             return Transcript("")
         try:
-            if self._short is not None and not word_timings:
-                text = self._short.decode(audio.samples, timestamps=over_reply)
+            if short is not None and not word_timings:
+                text = short.decode(audio.samples, timestamps=over_reply, prompt=prompt)
                 if text is not None:
                     return Transcript(text)
             segments, _info = self._model.transcribe(
@@ -109,6 +126,7 @@ class WhisperTranscriber:
                 beam_size=self._settings.beam_size,
                 temperature=0.0,
                 condition_on_previous_text=False,
+                initial_prompt=prompt or None,
                 vad_filter=False,
                 word_timestamps=word_timings,
             )
@@ -122,3 +140,21 @@ class WhisperTranscriber:
             for word in segment.words or ()
         )
         return Transcript(text, words)
+
+
+class _FullWindow:
+    """A WhisperTranscriber's model on whisper's full window only (WhisperTranscriber.full_window)."""
+
+    def __init__(self, whisper: WhisperTranscriber) -> None:
+        self._whisper = whisper
+
+    def transcribe(
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
+        context: str = "",
+    ) -> Transcript:
+        return self._whisper._transcribe(audio, word_timings, over_reply, prompt_from(context), None)

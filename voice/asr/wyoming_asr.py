@@ -25,7 +25,8 @@ class WyomingTranscriber:
     """Sends each utterance to ``link``'s server; ``model`` and ``language`` go in ``transcribe`` if given.
 
     Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_reply`` is the
-    server's business (it decodes how it decodes).
+    server's business (it decodes how it decodes), and ``context`` goes unsent: its ``transcribe`` takes
+    no prompt.
     """
 
     def __init__(self, link: WyomingLink, *, model: str | None = None, language: str | None = None) -> None:
@@ -52,6 +53,7 @@ class WyomingTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         require_engine_audio(audio, "remote ASR")
         pcm = to_pcm16(audio.samples)

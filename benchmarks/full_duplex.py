@@ -1,0 +1,339 @@
+"""The turn-taking scorecard: Full-Duplex-Bench v1's metrics of the assistant, on voices it was not tuned on.
+
+Each case of benchmarks/full_duplex_cases.py (pause handling, the user's backchannels over a reply, smooth
+turn-taking, user interruption; held-out espeak-ng accents and real recordings) is played through
+`voice simulate`'s run (whisper, piper, Smart Turn, the echo canceller and the engine, all real; the LLM
+scripted, since the card is about turn-taking), and its speaker.wav is scored as
+benchmarks/full_duplex_metrics.py says FDB scores its output.wav. Prints one JSON object on stdout and the
+table on stderr.
+
+In virtual time (the default) the run is deterministic and compute costs nothing: turn-over rates are final,
+latencies and gaps are the turn-taking policy alone. ``--realtime`` paces the room by the wall clock, so
+latencies and gaps include whisper's, Smart Turn's and piper's time on this machine (take them on a
+quiet one).
+
+Usage: python benchmarks/full_duplex.py [--realtime] [--cases N] [--category NAME ...] [--eagerness E]
+       [--out DIR] [--against TREE]   (--against runs the same cases on TREE's voice package first and prints
+       {"before": ..., "after": ...}; --out keeps every run's outputs, scorecard.json and table.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import full_duplex_metrics as fdb
+from against import run_against, without_against, without_option
+from full_duplex_cases import ensure_cases
+
+import voice
+from voice.asr.port import Transcriber
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.wav import read_wav
+from voice.components import load_speech_models
+from voice.engine.hold import Eagerness, parse_eagerness
+from voice.sim.run import run_scenario
+from voice.sim.scenario import load_scenario
+
+CATEGORIES = ("pause_handling", "backchannel", "smooth_turn_taking", "user_interruption")
+# Full-Duplex-Bench v1.0's published figures (its README, v1_v1.5/README.md), on its own data.
+PUBLISHED = {
+    "GPT-Realtime": {
+        "pause_handling_tor": 0.010,  # its synthetic set; 0.120 on Candor
+        "backchannel_tor": 0.000,
+        "smooth_turn_taking_tor": 1.000,
+        "smooth_turn_taking_latency_s": 1.470,
+        "user_interruption_tor": 0.970,
+        "user_interruption_latency_s": 1.500,
+        "user_interruption_gpt4o": 3.850,
+    },
+    "Moshi": {
+        "pause_handling_tor": 0.985,
+        "backchannel_tor": 1.000,
+        "smooth_turn_taking_tor": 0.941,
+        "smooth_turn_taking_latency_s": 0.265,
+        "user_interruption_tor": 1.000,
+        "user_interruption_latency_s": 0.257,
+        "user_interruption_gpt4o": 0.765,
+    },
+}
+DIFFERENCES = (
+    "The data differ: FDB plays Candor and ICC conversations and its own synthetic sets; this card plays the "
+    "project's scripted cases in held-out espeak-ng voices and two real recordings.",
+    "The output's words come from whisper tiny.en with word times (FDB: parakeet-tdt-0.6b-v2); whisper is "
+    "not run over silence, where it may invent words.",
+    "Backchannel: FDB scores the model backchannelling while the user talks; here the user backchannels "
+    "over the assistant's reply (issue 36), and a turn-over is a new reply after it by FDB's rule (the "
+    "story going on is none).",
+    "User interruption: FDB rates relevance with GPT-4-turbo (0-5); there is no judge here, so 'answered' is "
+    "the share whose output after the interruption is the scripted answer to it.",
+    "Pause handling: FDB's output is as long as its input, which ends just after the pause; here the window "
+    "ends with the user's last word.",
+    "The user's times come from where the room placed each clip and the clip's measured speech span (FDB: "
+    "its annotations); speaker.wav holds what the assistant played, on mic.wav's clock.",
+)
+
+
+def whisper_words(transcriber: Transcriber) -> fdb.Transcribe:
+    def transcribe(samples: fdb.Samples) -> list[fdb.Word]:
+        block = AudioBlock(samples.astype("float32"), ENGINE_RATE)
+        words = transcriber.transcribe(block, word_timings=True).words
+        return [fdb.Word(word.text, word.start_s, word.end_s) for word in words]
+
+    return transcribe
+
+
+def cue_times(
+    report: dict[str, Any], case: dict[str, Any], clips: dict[str, Any]
+) -> list[tuple[float, float] | None]:
+    """(speech onset, speech end) of each cue on the run's clock, None for a cue the room never placed."""
+    placed = {cue["cue"]: cue["at_s"] for cue in report["user_audio"]}
+    times: list[tuple[float, float] | None] = []
+    for number, cue in enumerate(case["cues"], start=1):
+        at = placed.get(number)
+        clip = clips[cue["clip"]]
+        times.append(None if at is None else (at + clip["start_s"], at + clip["end_s"]))
+    return times
+
+
+def events_after(out: Path, onset_s: float) -> dict[str, Any]:
+    """What the event stream says happened from ``onset_s`` on: a cross-check, never the score."""
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    later = [event for event in events if event.get("t", 0.0) >= onset_s]
+    paused: float | None = None
+    resumed = None  # from the first pause to the reply going on, unless it was cut first
+    for event in later:
+        state = event.get("state") if event["type"] == "state" else None
+        if paused is None and state == "paused":
+            paused = event["t"]
+        elif paused is not None and event["type"] == "response.interrupted":
+            break
+        elif paused is not None and state == "speaking":
+            resumed = round((event["t"] - paused) * 1000)
+            break
+    return {
+        "requests": sum(e["type"] == "response.created" for e in later),
+        "interrupted": sum(e["type"] == "response.interrupted" for e in later),
+        "backchannels": sum(e["type"] == "input.backchannel" for e in later),
+        "pause_to_resume_ms": resumed,
+    }
+
+
+def score(
+    case: dict[str, Any], clips: dict[str, Any], out: Path, transcribe: fdb.Transcribe
+) -> dict[str, Any]:
+    """One run's FDB metrics from its speaker.wav, with the events' account beside them."""
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    speaker = read_wav(out / "speaker.wav").samples
+    times = cue_times(report, case, clips)
+    category, last = case["category"], case["cues"][-1]
+    row: dict[str, Any] = {"case": case["name"], "voice": case["voice"], "said": clips[last["clip"]]["text"]}
+    if times[-1] is None:
+        return row | {"error": "the room never placed the last cue (the reply it waits for never played)"}
+    onset, end = times[-1]
+    if category == "pause_handling":
+        clip = clips[last["clip"]]
+        pause_s = round(clip["pause_end_s"] - clip["pause_start_s"], 2)
+        return row | {"pause_s": pause_s, **fdb.pause_handling(speaker, end, transcribe)}
+    if category == "smooth_turn_taking":
+        return row | fdb.smooth_turn_taking(speaker, end, transcribe)
+    over = fdb.OverReply(onset, end, case["replies"][0], case["replies"][1])
+    measure = fdb.backchannel if category == "backchannel" else fdb.user_interruption
+    return row | measure(speaker, over, transcribe) | {"events": events_after(out, onset)}
+
+
+def summary(category: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A category's figures over its cases (those that ran)."""
+    ran = [row for row in rows if "tor" in row]
+    found: dict[str, Any] = {"n": len(ran), "tor": fdb.share([row["tor"] for row in ran])}
+    if len(ran) < len(rows):
+        found["not_run"] = [row["case"] for row in rows if "tor" not in row]
+    if category == "pause_handling":
+        pauses = sorted({row["pause_s"] for row in ran})
+        found["tor_by_pause_s"] = {
+            str(p): fdb.share([r["tor"] for r in ran if r["pause_s"] == p]) for p in pauses
+        }
+        found["reply_sound_before_user_end"] = sum(row["reply_sound_before_user_end"] for row in ran)
+    elif category == "backchannel":
+        found["went_on"] = fdb.share([row["went_on"] for row in ran])
+        resumed = [row["gap_ms"] for row in ran if row["went_on"] and row["gap_ms"] is not None]
+        found["gap_ms"] = fdb.spread(resumed)
+        found["gap_ms_all"] = fdb.spread([row["gap_ms"] for row in ran if row["gap_ms"] is not None])
+        found["events"] = {
+            key: sum(row["events"][key] for row in ran) for key in ("requests", "interrupted", "backchannels")
+        }
+    elif category == "smooth_turn_taking":
+        found["latency_s"] = fdb.spread([row["latency_s"] for row in ran if row["latency_s"] is not None])
+        found["first_sound_latency_s"] = fdb.spread(
+            [row["first_sound_latency_s"] for row in ran if row["first_sound_latency_s"] is not None]
+        )
+    else:
+        found["latency_s"] = fdb.spread([row["latency_s"] for row in ran if row["latency_s"] is not None])
+        found["answered"] = fdb.share([row["answered"] for row in ran])
+        found["stop_ms"] = fdb.spread([row["stop_ms"] for row in ran if row["stop_ms"] is not None])
+        found["new_sound_latency_s"] = fdb.spread(
+            [row["new_sound_latency_s"] for row in ran if row["new_sound_latency_s"] is not None]
+        )
+    return found
+
+
+def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    started = time.monotonic()
+    load_start = os.getloadavg()[0]
+    folder = ensure_cases()
+    cases = json.loads((folder / "cases.json").read_text(encoding="utf-8"))
+    clips = json.loads((folder / "clips.json").read_text(encoding="utf-8"))
+    chosen, taken = [], dict.fromkeys(args.category, 0)
+    for case in cases:
+        if case["category"] in taken and (args.cases is None or taken[case["category"]] < args.cases):
+            chosen.append(case)
+            taken[case["category"]] += 1
+    print("loading whisper, piper and Smart Turn...", file=sys.stderr, flush=True)
+    models = load_speech_models()
+    transcribe = whisper_words(models.transcriber)
+    rows: dict[str, list[dict[str, Any]]] = {category: [] for category in args.category}
+    for case in chosen:
+        out = work / case["category"] / case["name"]
+        out.mkdir(parents=True)
+        scenario = load_scenario(folder / case["scenario"])
+        run_scenario(scenario, out, realtime=args.realtime, models=models, eagerness=args.eagerness)
+        row = score(case, clips, out, transcribe)
+        rows[case["category"]].append(row)
+        elapsed = time.monotonic() - started
+        print(
+            f"[{elapsed:6.1f} s] {case['category']} {case['name']}: tor {row.get('tor')}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return {
+        "scorecard": {category: summary(category, found) for category, found in rows.items()},
+        "realtime": args.realtime,
+        "eagerness": (args.eagerness or Eagerness.AUTO).value,
+        "cases_folder": str(folder),
+        "voice_package": str(Path(voice.__file__).parent),
+        "load_1min": {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)},
+        "wall_s": round(time.monotonic() - started, 1),
+        "differences_from_fdb": list(DIFFERENCES),
+        "published": PUBLISHED,
+        "cases": rows,
+    }
+
+
+def cell(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    """The scorecard as a markdown table, beside FDB's published figures (on other data)."""
+
+    def figures(result: dict[str, Any]) -> list[str]:
+        card = result["scorecard"]
+
+        def get(category: str, *keys: str) -> Any:
+            value: Any = card.get(category)
+            for key in keys:
+                value = None if value is None else value.get(key)
+            return value
+
+        def pair(category: str, key: str) -> str:
+            median, p95 = get(category, key, "median"), get(category, key, "p95")
+            return "-" if median is None else f"{median:.0f} / {p95:.0f}"
+
+        return [
+            cell(get("pause_handling", "tor")),
+            cell(get("backchannel", "tor")),
+            cell(get("backchannel", "went_on")),
+            pair("backchannel", "gap_ms"),
+            cell(get("smooth_turn_taking", "tor")),
+            cell(get("smooth_turn_taking", "latency_s", "mean")),
+            cell(get("user_interruption", "tor")),
+            cell(get("user_interruption", "latency_s", "mean")),
+            cell(get("user_interruption", "answered")),
+            pair("user_interruption", "stop_ms"),
+        ]
+
+    labels = (
+        "Pause handling TOR ↓",
+        "Backchannel TOR ↓ (FDB: the model's own backchannels)",
+        "Backchannel: the reply went on ↑ (ours)",
+        "Backchannel gap, median / p95 ms (ours)",
+        "Smooth turn-taking TOR ↑",
+        "Smooth turn-taking latency, mean s ↓",
+        "User interruption TOR ↑",
+        "User interruption latency, mean s ↓",
+        "User interruption answered ↑ (ours; FDB: GPT-4o 0-5)",
+        "Stop latency, median / p95 ms (ours)",
+    )
+    keys = (
+        "pause_handling_tor",
+        "backchannel_tor",
+        None,
+        None,
+        "smooth_turn_taking_tor",
+        "smooth_turn_taking_latency_s",
+        "user_interruption_tor",
+        "user_interruption_latency_s",
+        "user_interruption_gpt4o",
+        None,
+    )
+    clock = "real time" if after["realtime"] else "virtual time"
+    ours = [f"before ({clock})", f"after ({clock})"] if before else [f"voice ({clock})"]
+    columns = [*ours, "GPT-Realtime", "Moshi"]
+    lines = [f"| | {' | '.join(columns)} |", "|---" * (len(columns) + 1) + "|"]
+    measured = [figures(before), figures(after)] if before else [figures(after)]
+    for index, label in enumerate(labels):
+        key = keys[index]
+        published = [cell(PUBLISHED[model][key]) if key else "-" for model in ("GPT-Realtime", "Moshi")]
+        lines.append(f"| {label} | {' | '.join([column[index] for column in measured] + published)} |")
+    return "\n".join(lines)
+
+
+def before_argv(argv: list[str], out: Path | None) -> list[str]:
+    """This run's arguments for TREE's run: no --against, and its outputs in OUT/before."""
+    kept = without_option(without_against(argv), "--out")
+    return kept + ([] if out is None else ["--out", str(out / "before")])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--realtime", action="store_true", help="pace by the wall clock: latencies are real")
+    parser.add_argument("--cases", type=int, help="only the first N cases of each category")
+    parser.add_argument(
+        "--category", action="append", choices=CATEGORIES, help="only this category (again for more)"
+    )
+    parser.add_argument("--eagerness", type=parse_eagerness, help="low, auto or high (default: auto)")
+    parser.add_argument("--out", type=Path, help="keep every run, scorecard.json and table.md here")
+    parser.add_argument("--against", type=Path, help="another source tree to run first, for before/after")
+    args = parser.parse_args()
+    args.category = tuple(args.category or CATEGORIES)
+    ensure_cases()  # made once, before TREE's run, so both play the same cases
+    before = None
+    if args.against is not None:
+        before = run_against(args.against, __file__, before_argv(sys.argv[1:], args.out))
+    if args.out is not None:
+        after_out = args.out / "after" if args.against is not None else args.out
+        after_out.mkdir(parents=True, exist_ok=True)
+        after = measure(args, after_out / "runs")
+    else:
+        with tempfile.TemporaryDirectory(prefix="full-duplex-") as folder:
+            after = measure(args, Path(folder))
+    printed = after if before is None else {"before": {"tree": str(args.against), **before}, "after": after}
+    text = table(after, before)
+    print(json.dumps(printed, indent=2))
+    print(text, file=sys.stderr)
+    if args.out is not None:
+        (args.out / "scorecard.json").write_text(json.dumps(printed, indent=2) + "\n", encoding="utf-8")
+        (args.out / "table.md").write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
