@@ -38,7 +38,6 @@ import voice_parts
 from scenario_runs import SCENARIOS, Run, load_manifest, ms, progress, reply_delays, speech_cues, summary
 
 from voice.asr.partial_whisper import whisper_partials
-from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import Samples
 from voice.audio.wav import read_wav
 from voice.components import SpeechModels, load_speech_models
@@ -93,10 +92,9 @@ def idle(folder: Path) -> Path:
 
 def word_ends(models: SpeechModels, wav: str) -> list[float]:
     """Where each word whisper hears in ``wav`` ends, in seconds from the file's start."""
-    transcriber = models.transcriber
-    if not isinstance(transcriber, WhisperTranscriber):
-        raise SystemExit("word timings need the local whisper")
-    heard = transcriber.transcribe(read_wav(AUDIO / wav), word_timings=True)
+    heard = models.transcriber.transcribe(read_wav(AUDIO / wav), word_timings=True)
+    if not heard.words:
+        raise SystemExit(f"no word timings for {wav}: they need the local whisper")
     return [word.end_s for word in heard.words]
 
 
