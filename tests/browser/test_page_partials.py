@@ -32,7 +32,7 @@ new MutationObserver(() => {
 
 def question(path: Path) -> Path:
     silence = np.zeros(round(LEAD_S * ENGINE_RATE), dtype=np.float32)
-    said = read_wav(AUDIO / "what-weather.wav").samples
+    said = read_wav(AUDIO / "fox-story.wav").samples
     quiet = np.zeros(30 * ENGINE_RATE, dtype=np.float32)
     write_wav(path, AudioBlock(np.concatenate([silence, said, quiet]), ENGINE_RATE))
     return path

@@ -119,7 +119,7 @@ def recorded_question_conversation(wav: Path) -> DeviceConversation:
 @pytest.mark.models
 def test_the_live_view_shows_a_recorded_question_as_it_is_said() -> None:
     live = LiveChat()
-    talk = recorded_question_conversation(AUDIO / "what-weather.wav")
+    talk = recorded_question_conversation(AUDIO / "fox-story.wav")
     live.open(talk)
     seen: list[tuple[str, bool]] = []  # each "you" line's words, and whether it was still live
 
@@ -144,4 +144,4 @@ def test_the_live_view_shows_a_recorded_question_as_it_is_said() -> None:
     live_words = [text for text, partial in seen if partial]
     assert live_words  # words were on the screen before the transcript
     assert all(text for text in live_words)
-    assert seen[-1] == (QUESTION, False)  # and the line ended as what whisper heard
+    assert seen[-1] == ("Tell me a short story about a fox.", False)  # and the line ended as what was heard
