@@ -185,6 +185,18 @@ class Failure:
     t: float | None = None
 
 
+@dataclass(frozen=True)
+class SessionCreated:
+    """Sent to each client as it connects, never on the stream: a snapshot, so a page opened
+    mid-conversation is current (``history``: the items the next request would carry)."""
+
+    type: ClassVar[str] = "session.created"
+    session: str
+    state: str
+    history: list[dict[str, Any]]
+    settings: dict[str, Any]
+
+
 StreamEvent: TypeAlias = (
     StateChanged
     | SpeechStarted
@@ -207,7 +219,7 @@ StreamEvent: TypeAlias = (
 )
 
 
-def event_json(event: StreamEvent) -> dict[str, Any]:
+def event_json(event: StreamEvent | SessionCreated) -> dict[str, Any]:
     """The event as a client receives it: ``type`` first; unset optional fields left out."""
     data: dict[str, Any] = {"type": event.type}
     for item in fields(event):

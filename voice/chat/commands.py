@@ -16,17 +16,16 @@ from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.client_events import Failure
-from voice.components import context_budget, load_speech_models, make_engine
+from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
 from voice.config.flags import (
     add_device_arguments,
     add_speech_arguments,
     add_telemetry_arguments,
     add_turn_arguments,
 )
+from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
-from voice.llm.config import add_llm_arguments
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry

@@ -13,13 +13,14 @@ from typing import Any
 from voice.asr.partial_whisper import preload_partials
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
-from voice.components import context_budget
+from voice.components import context_budget, open_chat_model
 from voice.config.flags import (
     add_device_arguments,
     add_kiosk_arguments,
     add_speech_arguments,
     add_turn_arguments,
 )
+from voice.config.llm import LlmConfig, add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
 from voice.engine.hold import Eagerness
@@ -30,8 +31,6 @@ from voice.kiosk.keeper import KeeperSettings, SessionKeeper
 from voice.kiosk.security import check_bind
 from voice.kiosk.server import KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
-from voice.llm.config import LlmConfig, add_llm_arguments
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.telemetry.attach import Telemetry
 from voice.telemetry.probes import probes_for

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.asr.port import Transcriber
-from voice.client_events import StateChanged, StreamEvent, event_json
+from voice.client_events import SessionCreated, StateChanged, StreamEvent, event_json
 from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.protocol import Command, ResetSession
@@ -75,13 +75,10 @@ class SessionKeeper:
     def snapshot(self) -> dict[str, Any]:
         """``session.created``: enough for a page opened mid-conversation to be current."""
         assistant = self.assistant
-        return {
-            "type": "session.created",
-            "session": assistant.session_log.path.stem,
-            "state": self._shown,
-            "history": assistant.history(),
-            "settings": self._public,
-        }
+        created = SessionCreated(
+            assistant.session_log.path.stem, self._shown, assistant.history(), self._public
+        )
+        return event_json(created)
 
     def _on_event(self, event: StreamEvent) -> None:
         self._quiet_since = time.monotonic()

@@ -13,14 +13,13 @@ from voice.asr.partials import PartialDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.wav import write_wav
-from voice.components import SpeechModels, context_budget, load_speech_models, make_engine
+from voice.components import SpeechModels, context_budget, load_speech_models, make_engine, open_chat_model
+from voice.config.llm import LlmConfig, resolve_llm_config
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
-from voice.llm.config import LlmConfig, resolve_llm_config
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
