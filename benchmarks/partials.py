@@ -36,6 +36,7 @@ from typing import Any
 
 import voice_parts
 from scenario_runs import SCENARIOS, Run, load_manifest, ms, progress, reply_delays, speech_cues, summary
+from voice_to_voice_parts import at_once_variant
 
 from voice.asr.partial_whisper import whisper_partials
 from voice.audio.block import Samples
@@ -68,19 +69,6 @@ class TimedDecoder:
             return self._decoder.decode(samples, stop)
         finally:
             self.spans.append((started, time.monotonic()))
-
-
-def at_once(name: str, folder: Path) -> Path:
-    """Scenario ``name`` with absolute paths and its scripted LLM's whole reply there at once."""
-    data = json.loads((SCENARIOS / f"{name}.json").read_text(encoding="utf-8"))
-    for cue in data["user"]:
-        if "wav" in cue:
-            cue["wav"] = str((SCENARIOS / cue["wav"]).resolve())
-    data["llm"]["first_delta_ms"] = 0
-    data["llm"]["delta_ms"] = 0
-    path = folder / f"{name}.json"
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return path
 
 
 def idle(folder: Path) -> Path:
@@ -173,7 +161,7 @@ def measure(work: Path, rounds: int, started: float) -> dict[str, Any]:
     manifest = load_manifest()
     variants = work / "scenarios"
     variants.mkdir(parents=True)
-    paths = {name: at_once(name, variants) for name in (*QUESTIONS, CUT_IN)}
+    paths = {name: at_once_variant(name, variants) for name in (*QUESTIONS, CUT_IN)}
     paths["idle"] = idle(variants)
     wavs = {
         cue["wav"]

@@ -201,11 +201,11 @@ def test_decodes_stand_aside_while_the_turn_needs_the_cores_and_take_at_most_hal
     try:
         room.tell(stream.SpeechStarted(0.0))
         room.busy = True  # a transcription or a reply's synthesis is asked for
-        room.blocks(0.6, paced=True)
+        room.blocks(0.4, paced=True)
         assert room.decoder.heard == []
 
         room.busy = False
-        room.blocks(1.5, paced=True)
+        room.blocks(1.0, paced=True)
     finally:
         room.partials.close()
     spans = room.decoder.spans
@@ -227,7 +227,7 @@ def test_a_late_decode_of_an_utterance_already_over_is_never_shown() -> None:
         room.tell(spoken("one two"))
         room.blocks(0.1, paced=True)
         gate.set()
-        room.blocks(0.5, paced=True)
+        room.blocks(0.3, paced=True)
     finally:
         room.partials.close()
 
@@ -250,7 +250,7 @@ def test_a_transcription_asked_for_midway_abandons_the_decode_and_a_pause_starts
         room.blocks(0.1, voiced=False, paced=True)
         assert room.decoder.abandoned == 1
         room.busy = False
-        room.blocks(1.0, voiced=False, paced=True)  # a pause: the early transcription is due any moment
+        room.blocks(0.6, voiced=False, paced=True)  # a pause: the early transcription is due any moment
     finally:
         room.partials.close()
     assert len(room.decoder.heard) == 1  # none began in the pause

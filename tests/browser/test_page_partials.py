@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
-from tests.support.browser import Kiosk, chromium, console_problems, wait_until, watching
+from tests.support.browser import Kiosk, console_problems, speaking_chromium, wait_until, watching
 from tests.support.paths import AUDIO
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
@@ -42,11 +42,7 @@ def test_the_page_shows_the_words_as_they_are_said_then_what_was_heard(tmp_path:
     wav = question(tmp_path / "mic.wav")
     kiosk = Kiosk(tmp_path)
     kiosk.start()
-    driver = chromium(
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={wav}%noloop",
-    )
+    driver = speaking_chromium(wav)
     try:
         with watching(kiosk) as watcher:  # a client that never asks for partials
             driver.get(kiosk.url)
