@@ -59,7 +59,8 @@ VOICING_MS = 60  # a decode starts only this soon after a voiced frame: well bef
 KEPT_IDLE_S = 1.5  # audio kept while nobody speaks: the pre-roll before a start the VAD tells late
 KEPT_MOST_S = SEGMENT_S + 10.0  # never more, however long the decodes stand aside
 PRE_ROLL_MS = DEFAULT_QUIET.pre_roll_ms
-ENDED_STATES = ("listening", "speaking")  # after speech stopped: no transcript is due any more
+ENDED_STATES = ("listening", "speaking")
+CLOSE_WAIT_S = 2.0  # after speech stopped: no transcript is due any more
 
 
 class PartialDecoder(Protocol):
@@ -129,7 +130,7 @@ class LivePartials:
         self._broken = False  # the decoder did not load: nothing more is tried
         self._failed = False  # a failure was said (once: a broken model would say it every decode)
         self._thread: threading.Thread | None = None
-        self._closing = False
+        self._threads = 0  # decoding threads started: one whose number is not the last stops
         self._not_before = 0.0  # threaded: no decode starts before this (monotonic)
         self._next_inline = 0  # inline: no decode before this clock sample
         self.decodes = 0
@@ -151,13 +152,14 @@ class LivePartials:
             self._cond.notify_all()
 
     def close(self) -> None:
-        """Stop the decoding thread (after the decode in hand); a later block starts it again if shown."""
+        """Stop the decoding thread after the decode in hand, waiting for it at most ``CLOSE_WAIT_S`` (a
+        low-priority decode on a busy machine must not hold a stop up); a later block starts it again."""
         with self._cond:
             thread, self._thread = self._thread, None
-            self._closing = True
+            self._threads += 1  # the thread in hand is no longer the last: it stops
             self._cond.notify_all()
         if thread is not None:
-            thread.join()
+            thread.join(CLOSE_WAIT_S)
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -369,7 +371,7 @@ class LivePartials:
             return
         utterance.live = text
         words = _joined(utterance.committed, text)
-        if words and words != utterance.words:
+        if words and words != utterance.words and self._enabled:
             utterance.shown, utterance.words = True, words
             self._outbox.append((utterance.number, words, False))
 
@@ -378,24 +380,26 @@ class LivePartials:
     def _start_thread(self) -> None:
         """(lock held)"""
         if self._thread is None:
-            self._closing = False
-            self._thread = threading.Thread(target=self._run, name="voice-partials", daemon=True)
+            self._threads += 1
+            self._thread = threading.Thread(
+                target=self._run, args=(self._threads,), name="voice-partials", daemon=True
+            )
             self._thread.start()
 
-    def _run(self) -> None:
+    def _run(self, number: int) -> None:
         self._ready_decoder()  # loaded before the first words come, not while they wait
         while True:
             with self._cond:
-                job = self._next_job()
+                job = self._next_job(number)
             if job is None:
                 return
             text = self._decode(job)
             with self._cond:
                 self._take(job, text)
 
-    def _next_job(self) -> _Job | None:
-        """Wait for a decode that is due and may run now; None once closing. (lock held)"""
-        while not self._closing:
+    def _next_job(self, number: int) -> _Job | None:
+        """Wait for a decode that is due and may run now; None once thread ``number`` is stopped. (lock held)"""
+        while number == self._threads:
             wait = self._not_before - time.monotonic()
             voicing = self._now - self._voiced <= VOICING_MS * self._rate // 1000
             job = self._job() if wait <= 0 and voicing else None
