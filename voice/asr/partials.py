@@ -398,7 +398,7 @@ class LivePartials:
                 self._take(job, text)
 
     def _next_job(self, number: int) -> _Job | None:
-        """Wait for a decode that is due and may run now; None once thread ``number`` is stopped. (lock held)"""
+        """Wait for a decode due now that may run; None once thread ``number`` is closed. (lock held)"""
         while number == self._threads:
             wait = self._not_before - time.monotonic()
             voicing = self._now - self._voiced <= VOICING_MS * self._rate // 1000
