@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeAlias, get_args
 
+SPOKEN_INPUT = "speech-"  # the engine's ids for spoken input (typed input has the client's, or "text-N")
+
 
 @dataclass(frozen=True)
 class StateChanged:
@@ -40,6 +42,21 @@ class InputLevel:
     type: ClassVar[str] = "input.level"
     dbfs: float
     voice: bool
+    t: float
+
+
+@dataclass(frozen=True)
+class InputPartial:
+    """The words of the utterance under way so far, decoded as the user speaks: each replaces the last.
+
+    ``final`` once the utterance is over: ``text`` is then its ``input.transcript`` text, or "" if it gave
+    no input (a cough, echo, a failed transcription). Published only while a client or view asked for
+    them (``input.partials``, voice/asr/partials.py); provisional, never recorded in the session log.
+    """
+
+    type: ClassVar[str] = "input.partial"
+    text: str
+    final: bool
     t: float
 
 
@@ -207,6 +224,7 @@ StreamEvent: TypeAlias = (
     | SpeechStarted
     | SpeechStopped
     | InputLevel
+    | InputPartial
     | InputTranscript
     | InputBackchannel
     | InputStop

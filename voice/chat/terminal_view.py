@@ -1,10 +1,10 @@
 """`voice chat`'s live terminal view: a Textual app drawn from the event stream, whose keys send commands.
 
-It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words,
-the reply as it is heard (unheard words struck through after a cut, your backchannels over it as small
-marks), a line of timings per turn, tool calls, errors and notices. It never reads engine state; its
-keys go to :class:`Controls`. Events arrive on the driver's thread and are posted to the app
-(``post_message`` is thread-safe).
+It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words (as you
+say them, then as heard), the reply as it is heard (unheard words struck through after a cut, your
+backchannels over it as small marks), a line of timings per turn, tool calls, errors and notices. It never
+reads engine state; its keys go to :class:`Controls`. Events arrive on the driver's thread and are posted to
+the app (``post_message`` is thread-safe).
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Footer, Input
 
-from voice.chat.view_widgets import STOP_MARK, Dialogue, Line, StatusBar, reply_text
+from voice.chat.view_widgets import STOP_MARK, Dialogue, Line, StatusBar, partial_text, reply_text
 from voice.client_events import (
+    SPOKEN_INPUT,
     Failure,
     InputBackchannel,
     InputLevel,
+    InputPartial,
     InputStop,
     InputTranscript,
     ResponseCreated,
@@ -131,6 +133,7 @@ class ChatView(App[None]):
         self._last_turn: TurnShown | None = None  # the turn shown last, in flight or not
         self._speech_stopped: float | None = None
         self._last_user: Line | None = None
+        self._partial: Line | None = None  # your words as you say them, until their transcript
         self._notice: tuple[Line, str, int] | None = None  # the latest notice, its text, how many times
 
     # -- thread-safe ways in, for the driver's thread ---------------------------------------------
@@ -191,9 +194,16 @@ class ChatView(App[None]):
                     turn.cut_in_at = t
             case SpeechStopped(t=t):
                 self._speech_stopped = t
-            case InputTranscript(text=text, merged=merged):
+            case InputPartial(text=text, final=final):
+                self._show_partial(text, final)
+            case InputTranscript(id=input_id, text=text, merged=merged):
+                partial = self._partial if input_id.startswith(SPOKEN_INPUT) else None
                 if merged and self._last_user is not None:
                     self._last_user.show(Text(f"{merged} {text}"))
+                elif partial is not None:  # the live words become what was heard, in place
+                    partial.remove_class("partial")
+                    partial.show(Text(text))
+                    self._partial, self._last_user = None, partial
                 else:
                     self._last_user = self._add("you", Text(text))
             case InputStop() if self._last_user is not None:
@@ -235,6 +245,19 @@ class ChatView(App[None]):
                 self._add("tool", Text(_short(f"{name} → {outcome}" if name else outcome)))
             case Failure(code=code, message=message):
                 self._add("error", Text(_one_line(f"{code}: {message}")))
+
+    def _show_partial(self, text: str, final: bool) -> None:
+        """Your words so far on a dim line of their own, replaced as they grow; gone once final (the
+        transcript took the line, or the speech gave no words)."""
+        line = self._partial
+        if final:
+            if line is not None:
+                line.remove()
+            self._partial = None
+        elif line is None or not line.is_attached:
+            self._partial = self._add("you", partial_text(text), classes="partial")
+        else:
+            line.show(partial_text(text))
 
     def on_said(self, message: Said) -> None:
         if message.fresh:

@@ -7,8 +7,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from typing import Any
 
+from voice.asr.partial_whisper import preload_partials
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
 from voice.components import context_budget, open_chat_model
@@ -56,6 +58,9 @@ def _kiosk(args: argparse.Namespace) -> int:
     files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
     if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
+        trouble = preload_partials()  # the page asks for the words as they are said as soon as it opens
+        if trouble is not None:
+            print(f"voice kiosk: {trouble}", file=sys.stderr, flush=True)
     devices = DeviceSettings(configured.input_device, configured.output_device)
     audio = audio_setup(
         kiosk.audio,

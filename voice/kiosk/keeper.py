@@ -44,6 +44,7 @@ class SessionKeeper:
         if settings.wake:
             self._sleep.fall_asleep()
         self._muted = False
+        self._partials_wanted = False
         self._engine_state = "listening"
         self._shown = self._state()
         self._quiet_since = time.monotonic()
@@ -96,6 +97,8 @@ class SessionKeeper:
         return self._engine_state
 
     def _show(self) -> None:
+        if self._assistant is not None:  # asleep, only the wake phrase is heard: no words show before it
+            self._assistant.show_partials(self._partials_wanted and not self._sleep.asleep)
         state = self._state()
         if state != self._shown:
             self._shown = state
@@ -119,6 +122,11 @@ class SessionKeeper:
                 self._show()
             case ResetSession():
                 self.fresh_conversation()
+
+    def show_partials(self, wanted: bool) -> None:
+        """Decode the user's words as they speak while some client wants them, and it is awake."""
+        self._partials_wanted = wanted
+        self._show()
 
     def fresh_conversation(self) -> None:
         """A new conversation in a new log; clients get its snapshot."""

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from voice.asr.partials import PartialDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.wav import write_wav
@@ -57,12 +58,14 @@ def run_scenario(
     mcp_servers: tuple[McpServerSettings, ...] = (),
     eagerness: Eagerness | None = None,
     overlap: OverlapPhrases | None = None,
+    partials: PartialDecoder | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` with the real components and write the four outputs into ``out``.
 
     The MCP servers the scenario names, and ``mcp_servers`` (the config's), answer the tool calls
     its script does not. ``eagerness`` (a flag) overrides the scenario's, which defaults to auto;
     the scenario's backchannels and stop phrases override ``overlap`` (the config's), else the defaults.
+    With ``partials`` the user's words are also decoded as they speak (``input.partial`` events).
     """
     eagerness = eagerness or scenario.eagerness or Eagerness.AUTO
     overlap = scenario.overlap or overlap
@@ -92,7 +95,7 @@ def run_scenario(
         )
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
-        simulation = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log)
+        simulation = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log, partials=partials)
         for line in toolbox.failures:
             say_on_stderr(line)
         simulation.say_failures(toolbox.failures)
