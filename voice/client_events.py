@@ -72,6 +72,28 @@ class InputTranscript:
 
 
 @dataclass(frozen=True)
+class InputBackchannel:
+    """The user said only a listener's word over a reply ("yeah", "right, right"): the reply goes on, nothing
+    is asked and nothing enters the history. ``turn`` is the reply's (None just after one ended)."""
+
+    type: ClassVar[str] = "input.backchannel"
+    text: str
+    turn: int | None
+    t: float
+
+
+@dataclass(frozen=True)
+class InputStop:
+    """The user's input ``id`` (told in ``input.transcript``) was a stop phrase: the reply in flight is cut,
+    the words enter the history, and nothing is asked until the user speaks again."""
+
+    type: ClassVar[str] = "input.stop"
+    id: str
+    text: str
+    t: float
+
+
+@dataclass(frozen=True)
 class InputDuplicate:
     type: ClassVar[str] = "input.duplicate"
     id: str
@@ -204,6 +226,8 @@ StreamEvent: TypeAlias = (
     | InputLevel
     | InputPartial
     | InputTranscript
+    | InputBackchannel
+    | InputStop
     | InputDuplicate
     | ResponseCreated
     | ResponseHeard
@@ -224,7 +248,8 @@ def event_json(event: StreamEvent | SessionCreated) -> dict[str, Any]:
     data: dict[str, Any] = {"type": event.type}
     for item in fields(event):
         value = getattr(event, item.name)
-        if value is not None or item.name in {"merged", "audio_end_ms"}:  # §7 names these even when empty
+        # §7 names these even when empty
+        if value is not None or item.name in {"merged", "audio_end_ms", "turn"}:
             data[item.name] = value
     return data
 

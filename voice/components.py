@@ -19,6 +19,7 @@ from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
 from voice.engine.hold import HIGH_PAUSE_MS, Eagerness, Hold
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
 from voice.llm.embedded_chat import EmbeddedChatModel
 from voice.llm.embedded_server import N_CTX, EmbeddedServer
@@ -53,11 +54,16 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
     return SpeechModels(guarded(transcriber()), synthesizer(), SmartTurn())
 
 
-def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:
+def make_engine(
+    conversation: Conversation | None = None,
+    eagerness: Eagerness = Eagerness.AUTO,
+    overlap: OverlapPhrases | None = None,
+) -> Engine:
     """An engine listening with the default quiet and barge-in VAD settings and Silero's ear for a voice,
-    answering a turn that sounds finished at a short pause as ``eagerness`` says."""
+    answering a turn that sounds finished at a short pause as ``eagerness`` says, and taking ``overlap``'s
+    backchannels and stop phrases over a reply (the defaults without it)."""
     vad = VoiceActivityDetector(quiet_vad(eagerness), DEFAULT_BARGE_IN, speech_model=SileroSpeech())
-    return Engine(vad, conversation, hold=Hold(eagerness))
+    return Engine(vad, conversation, hold=Hold(eagerness), overlap=overlap)
 
 
 def quiet_vad(eagerness: Eagerness) -> VadSettings:

@@ -73,6 +73,16 @@ class RecordedSpeech:
     transcript: str | None = None
 
 
+@dataclass(frozen=True)
+class RecordedOverlap:
+    """Words said over a reply that took no turn: a backchannel (the reply went on) or a stop (it was cut
+    and nothing asked); ``turn`` the reply's, if one was in flight."""
+
+    t: float
+    text: str
+    turn: int | None = None
+
+
 class Recorder:
     """Turns, utterances, duplicates and notices, from ``see`` (client events) and ``note`` (log records)."""
 
@@ -81,6 +91,8 @@ class Recorder:
         self.speech: list[RecordedSpeech] = []
         self.duplicates: list[str] = []
         self.notices: list[str] = []
+        self.backchannels: list[RecordedOverlap] = []
+        self.stops: list[RecordedOverlap] = []
         self._conversation = Conversation()  # the log replayed: what each request carried
         self._open_turn: int | None = None  # the turn the log has in flight
         self._ended_last: int | None = None  # the turn the log's last record ended, if any
@@ -172,6 +184,10 @@ class Recorder:
                 open_speech.end_s = float(event["t"])
         elif kind == "input.transcript" and str(event["id"]).startswith(SPOKEN_INPUT):
             self._transcribed(str(event["text"]))
+        elif kind == "input.backchannel":
+            self._backchannel(event)
+        elif kind == "input.stop":
+            self.stops.append(RecordedOverlap(float(event["t"]), str(event["text"]), self._created))
         elif kind == "input.duplicate":
             self.duplicates.append(str(event["id"]))
         elif kind == "response.created":
@@ -215,6 +231,14 @@ class Recorder:
             if recorded.barge_in_s is None:
                 recorded.barge_in_s = t
             self._candidate = turn
+
+    def _backchannel(self, event: dict[str, Any]) -> None:
+        """A listener's word: the pause it made is neither a barge-in nor a false alarm."""
+        turn = event.get("turn")
+        self.backchannels.append(RecordedOverlap(float(event["t"]), str(event["text"]), turn))
+        if turn is not None and self._candidate == turn:
+            self._turn(turn).barge_in_s = None
+            self._candidate = None
 
     def _open_speech(self) -> RecordedSpeech | None:
         return self.speech[-1] if self.speech and self.speech[-1].end_s is None else None

@@ -485,7 +485,9 @@ class ActionRunner:
                 self.buffer.enqueue(audio.samples, turn, at)
             case PausePlayback():
                 self.buffer.pause()
-            case ResumePlayback():
+            case ResumePlayback(turn=turn, replay_from=replay_from):
+                if replay_from is not None:
+                    self.buffer.replay_from(turn, replay_from)
                 self.buffer.resume()
             case StopPlayback():
                 self.buffer.stop()

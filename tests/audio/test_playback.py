@@ -252,3 +252,33 @@ def test_a_held_buffer_hands_out_silence_until_released_and_loses_nothing() -> N
     buffer.release()
 
     np.testing.assert_array_equal(np.concatenate((buffer.pull(BLOCK), buffer.pull(BLOCK))), audio)
+
+
+def test_a_word_cut_by_a_long_pause_plays_again_from_its_start() -> None:
+    buffer = PlaybackBuffer()
+    audio = np.arange(1, 16_001, dtype=np.float32) / 16_000
+    buffer.enqueue(audio[:8000], turn=3)
+    buffer.enqueue(audio[8000:], turn=3, at=8000)
+    for _ in range(30):  # 9600 samples handed out: the word from 8000 is cut at 9600
+        buffer.pull(BLOCK)
+    buffer.pause()
+    for _ in range(200):  # four seconds of silence while the user's words are judged
+        assert not buffer.pull(BLOCK)[FADE:].any()
+
+    assert buffer.replay_from(3, 8000) == 9600 + FADE - 8000  # what was handed out of it, fade included
+    assert buffer.played_of(3, buffer.audio_played_to) == 8000
+    buffer.resume()
+    resumed = np.concatenate([buffer.pull(BLOCK) for _ in range(10)])
+    np.testing.assert_allclose(resumed[FADE:], audio[8000 + FADE : 8000 + 10 * BLOCK], rtol=1e-6)
+    assert buffer.played_of(3, buffer.audio_played_to) == 8000 + 10 * BLOCK
+
+
+def test_audio_never_handed_out_or_of_another_turn_is_not_replayed() -> None:
+    buffer = PlaybackBuffer()
+    buffer.enqueue(tone(4000), turn=1)
+    buffer.pull(BLOCK)
+    buffer.pause()
+
+    assert buffer.replay_from(1, 2000) == 0  # not handed out yet: it plays on resume anyway
+    assert buffer.replay_from(2, 0) == 0
+    assert buffer.audio_played_to == BLOCK

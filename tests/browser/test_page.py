@@ -139,3 +139,31 @@ def test_a_page_opened_mid_conversation_shows_it_from_the_snapshot(
     users = [line.text for line in browser.find_elements(By.CSS_SELECTOR, "#log .user .said")]
     assert users[-1] == "Hello there."
     assert caption(browser) == done["text"]
+
+
+def test_a_backchannel_is_a_small_mark_under_the_reply_and_a_stop_marks_the_users_words(
+    kiosk: Kiosk, browser: webdriver.Chrome
+) -> None:
+    open_page(browser, kiosk)
+    events = [  # as the kiosk sends them (voice/client_events.py), through the page's own handlers
+        {"type": "input.transcript", "id": "speech-1", "text": "Tell me a story.", "merged": None, "t": 1.0},
+        {"type": "response.created", "turn": 901, "t": 1.0},
+        {"type": "response.heard", "turn": 901, "text": "Once upon a time,", "words": 4, "t": 2.0},
+        {"type": "input.backchannel", "text": "Mm-hmm.", "turn": 901, "t": 2.5},
+        {"type": "response.heard", "turn": 901, "text": "Once upon a time, a fox", "words": 6, "t": 3.0},
+        {"type": "response.done", "turn": 901, "text": "Once upon a time, a fox.", "metrics": {}, "t": 3.5},
+        {"type": "input.backchannel", "text": "Wow.", "turn": None, "t": 3.8},
+        {"type": "input.transcript", "id": "speech-3", "text": "Stop.", "merged": None, "t": 5.0},
+        {"type": "input.stop", "id": "speech-3", "text": "Stop.", "t": 5.0},
+    ]
+    browser.execute_script("for (const e of arguments[0]) handlers[e.type](e);", events)
+
+    reply = browser.find_elements(By.CSS_SELECTOR, "#log .assistant")[-1]
+    assert reply.find_element(By.CSS_SELECTOR, ".said").text == "Once upon a time, a fox."
+    nods = [nod.text for nod in reply.find_elements(By.CSS_SELECTOR, ".nods .nod")]
+    assert nods == ["✓ Mm-hmm.", "✓ Wow."]
+    users = browser.find_elements(By.CSS_SELECTOR, "#log .user .said")
+    assert [line.text for line in users[-2:-1]] == ["Tell me a story."]  # a backchannel is no user line
+    assert users[-1].text.startswith("Stop.")
+    assert users[-1].find_element(By.CSS_SELECTOR, ".stop-mark").text == "■ stop — listening"
+    assert console_problems(browser) == []

@@ -370,3 +370,37 @@ def test_a_missing_microphone_is_raised_before_the_view_takes_the_screen() -> No
     with pytest.raises(DeviceError, match="desk-mic"):
         live.run(talk)  # the view never started: the error is one line on a plain terminal
     assert not any(thread.name == "voice-chat-driver" for thread in threading.enumerate())
+
+
+def test_a_backchannel_is_a_small_mark_on_the_reply_and_a_stop_marks_the_users_words() -> None:
+    events: list[stream.StreamEvent] = [
+        stream.InputTranscript("speech-1", "Tell me a story.", None, 1.0),
+        stream.ResponseCreated(1, 1.0),
+        stream.ResponseHeard(1, "Once upon a time,", 4, 2.0),
+        stream.InputBackchannel("Mm-hmm.", 1, 2.5),
+        stream.ResponseHeard(1, "Once upon a time, a fox", 6, 3.0),
+        stream.ResponseDone(1, "Once upon a time, a fox.", {}, 3.5),
+        stream.InputBackchannel("Wow.", None, 3.8),  # just after it ended
+        stream.InputTranscript("speech-4", "Tell me another.", None, 5.0),
+        stream.ResponseCreated(2, 5.0),
+        stream.ResponseHeard(2, "There was", 2, 6.0),
+        stream.ResponseInterrupted(2, "There was", "a hare.", 6100.0, 6.5),
+        stream.InputTranscript("speech-5", "Stop.", None, 6.5),
+        stream.InputStop("speech-5", "Stop.", 6.5),
+    ]
+
+    async def script(app: ChatView, pilot: Pilot[None]) -> None:
+        for event in events:
+            app.publish(event)
+        await pilot.pause()
+
+        replies = said(app, "assistant")
+        assert replies[0].body.plain == "Once upon a time, a fox.  ✓ Mm-hmm.  ✓ Wow."
+        assert replies[1].body.plain == "There was ‖ a hare."
+        assert [line.body.plain for line in said(app, "you")] == [
+            "Tell me a story.",
+            "Tell me another.",
+            "Stop.  ■ stop: listening",
+        ]  # a backchannel is never a line of the user's
+
+    run_view(FakeControls(), script)

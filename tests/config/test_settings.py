@@ -9,6 +9,7 @@ import pytest
 
 from voice.cli import build_parser
 from voice.config.settings import Settings, load_settings
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, Overlap
 from voice.errors import ConfigError
 
 WriteConfig = Callable[[str], Path]
@@ -225,3 +226,19 @@ def test_an_unknown_eagerness_is_one_line_naming_the_key(write_config: WriteConf
 
     with pytest.raises(ConfigError, match=r"turn.eagerness must be one of low, auto, high, not \"eager\""):
         settings_for(["chat", "--config", str(path)])
+
+
+def test_backchannels_and_stop_phrases_come_from_the_file_or_default_to_english(
+    write_config: WriteConfig,
+) -> None:
+    path = write_config('[turn]\nbackchannels = ["ja", "genau"]\n')
+
+    configured = settings_for(["chat", "--config", str(path)])
+    default = settings_for(["chat"])
+
+    assert configured.backchannels == ("ja", "genau")
+    assert configured.source("turn.backchannels") == f"file {path}"
+    assert configured.stop_phrases == DEFAULT_STOP_PHRASES
+    assert default.backchannels == DEFAULT_BACKCHANNELS
+    assert configured.overlap.verdict("Genau.") is Overlap.BACKCHANNEL
+    assert configured.overlap.verdict("Yeah.") is Overlap.CUT_IN

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from voice.conversation.continuation import Conversation
+from voice.conversation.items import UserText
 from voice.conversation.log_view import render_session
 from voice.conversation.session_log import SessionLog, load_session
 
@@ -56,3 +57,25 @@ def test_a_change_of_the_hold_is_logged_read_back_and_shown_with_its_reason(tmp_
         Conversation.from_events(e.event for e in session.events).pending_input
         == "Set a timer for ten minutes."
     )
+
+
+def test_a_backchannel_and_a_stop_are_logged_read_back_and_shown(tmp_path: Path) -> None:
+    conversation = Conversation()
+    with SessionLog.create(tmp_path / "s.jsonl") as log:
+        conversation.submit("Tell me a story.", "speech-1")
+        conversation.add_text("Once upon a time, a fox lived by a river.")
+        conversation.note_backchannel("Mm-hmm.", 3.25)
+        conversation.cut_in("Once upon a time,", 4.0)
+        conversation.stop("Wait, stop.", "speech-3")
+        log.append_all(conversation.take_events())
+
+    session = load_session(tmp_path / "s.jsonl")
+    text = render_session(session)
+
+    assert "backchannel Mm-hmm.  (said over the reply at 3.25 s; it went on, nothing asked)" in text
+    assert "user said   Wait, stop." in text
+    assert "(a stop: the reply was cut; nothing is asked until the user speaks again)" in text
+    rebuilt = Conversation.from_events(e.event for e in session.events)
+    assert rebuilt.history == conversation.history
+    assert rebuilt.history[-1] == UserText("Wait, stop.")
+    assert rebuilt.pending_input is None

@@ -14,13 +14,15 @@ from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VoiceEnded, VoiceStarted
+from voice.cancel import CancelToken
 from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
 from voice.engine.engine import Engine, Phase
 from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
-from voice.testing.stand_ins import QUESTION, EvenSynthesizer, Hears, ScriptedVad
+from voice.testing.stand_ins import QUESTION, WORD, EvenSynthesizer, Hears, ScriptedVad
+from voice.tts.port import Synthesis, WordTiming
 
 FADE = 80  # the buffer's 5 ms fade on pause and stop
 STORY = (
@@ -41,16 +43,32 @@ INTERRUPTIONS = [
 ]
 
 
+class WordToneSynthesizer:
+    """Every word gets WORD samples of its own level (a chunk's first word 0.01, its second 0.02, ...),
+    so which word plays, and how much of it, can be read off the speaker."""
+
+    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
+        words = text.split()
+        tone = np.repeat(np.arange(1, len(words) + 1, dtype=np.float32) / 100, WORD)
+        timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
+        return Synthesis(AudioBlock(tone, ENGINE_RATE), timings)
+
+
 class Speaker:
     """The engine and runner with a playback buffer pulled block by block, as a sound card would."""
 
-    def __init__(self) -> None:
+    def __init__(self, synthesizer: EvenSynthesizer | WordToneSynthesizer | None = None) -> None:
         self.vad = ScriptedVad()
         self.transcriber = Hears()
         self.thinker = RecordingThinker()
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self.runner = ActionRunner(
-            Engine(self.vad), self.transcriber, EvenSynthesizer(), self.thinker, Work(False), self.buffer
+            Engine(self.vad),
+            self.transcriber,
+            synthesizer or EvenSynthesizer(),
+            self.thinker,
+            Work(False),
+            self.buffer,
         )
         self.recorder = Recorder.following(self.runner)  # what a client sees of it
         self.clock = 0
@@ -81,8 +99,8 @@ class Speaker:
         self.runner.feed(LlmDone(turn))
 
 
-def speaking() -> Speaker:
-    speaker = Speaker()
+def speaking(synthesizer: EvenSynthesizer | WordToneSynthesizer | None = None) -> Speaker:
+    speaker = Speaker(synthesizer)
     speaker.utterance(QUESTION)
     speaker.answer("".join(REPLY))
     for _ in range(20):
@@ -110,6 +128,21 @@ def test_the_users_words_over_the_reply_stop_it_for_good() -> None:
     assert speaker.recorder.turns[1].interrupted
     assert speaker.recorder.turns[1].barge_in_s is not None
     assert speaker.thinker.sent[-1].items[-1].text == "Sorry, I meant on Sunday."  # type: ignore[union-attr]
+
+
+def test_after_a_backchannel_the_word_the_pause_cut_plays_again_from_its_start() -> None:
+    speaker = speaking(WordToneSynthesizer())  # 20 blocks: 1.6 words played, the second cut mid-way
+
+    during = speaker.utterance("Yeah.")
+
+    assert not during[FADE:].any()  # paused at the onset, as for any speech
+    resumed = np.concatenate([speaker.block() for _ in range(20)])
+    assert np.all(resumed[:FADE] <= 0.02)  # faded in, then the second word whole, from its start
+    assert np.allclose(resumed[FADE:WORD], 0.02)
+    assert np.allclose(resumed[WORD : 2 * WORD], 0.03)  # then the reply goes on
+    assert not speaker.recorder.turns[1].interrupted
+    assert [overlap.text for overlap in speaker.recorder.backchannels] == ["Yeah."]
+    assert speaker.thinker.sent[-1].turn == 1  # nothing asked
 
 
 def test_a_cough_is_not_resumed_over_while_the_user_goes_on_speaking() -> None:

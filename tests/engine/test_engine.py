@@ -131,7 +131,7 @@ def test_output_of_a_cancelled_turn_is_dropped() -> None:
     ask(room)
     room.tick(VoiceStarted(room.clock))
     room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
-    room.engine.handle(TranscriptReady(2, "Never mind."))
+    room.engine.handle(TranscriptReady(2, "Actually, in Paris."))
 
     assert room.stream(1, ["Late", " words."]) == []
     assert room.engine.active_turn == 2

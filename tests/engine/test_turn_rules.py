@@ -10,12 +10,34 @@ import numpy as np
 from tests.support.room import BLOCK, REPLY, Room, ask
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VoiceEnded, VoiceStarted
+from voice.audio.vad import VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
-from voice.conversation.log_records import InputReceived, InputRepeated, TurnFailed
-from voice.engine.actions import CancelTurn, RunTool, SendRequest, SpeakNotice, StopPlayback
-from voice.engine.engine import TOOL_WAIT_LIMIT_S, Engine, Phase
+from voice.conversation.log_records import (
+    BackchannelHeard,
+    InputReceived,
+    InputRepeated,
+    InputStopped,
+    TurnFailed,
+)
+from voice.engine.actions import (
+    CancelTurn,
+    DropTranscription,
+    EngineAction,
+    ResumePlayback,
+    RunTool,
+    SendRequest,
+    SpeakNotice,
+    StopPlayback,
+    Transcribe,
+)
+from voice.engine.engine import (
+    BACKCHANNEL_SILENCE_MS,
+    STOP_START_SILENCE_MS,
+    TOOL_WAIT_LIMIT_S,
+    Engine,
+    Phase,
+)
 from voice.engine.inputs import (
     LlmDone,
     LlmFailed,
@@ -24,7 +46,9 @@ from voice.engine.inputs import (
     TextInput,
     ToolDone,
     TranscriptFailed,
+    TranscriptReady,
 )
+from voice.engine.overlap import OverlapPhrases
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.testing.stand_ins import QUESTION, WORD
 
@@ -209,3 +233,288 @@ def test_a_context_overflow_trims_and_retries_once_then_later_turns_still_work()
     assert isinstance(again[-1], SpeakNotice)  # trimmed once; a second refusal is told, not looped
     follow = room.engine.handle(TextInput("Hello?", "q4"))
     assert isinstance(follow[0], SendRequest)
+
+
+# -- words over a reply that take no turn: backchannels and stops ----------------------------------------
+
+
+def say_over(room: Room, text: str, utterance: int, seconds: float = 0.6) -> list[EngineAction]:
+    """The user speaks ``seconds`` (long enough not to be a scrap of echo) and its transcript comes back."""
+    onset = room.clock
+    room.tick(VoiceStarted(onset))
+    room.clock += round(seconds * ENGINE_RATE)
+    room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+    return room.engine.handle(TranscriptReady(utterance, text))
+
+
+def test_a_backchannel_over_the_reply_resumes_it_asking_nothing_and_keeping_nothing() -> None:
+    room = speaking_room()
+    room.play(1, WORD // 2)  # half-way through the third word when the user speaks
+    room.engine.take_events()
+
+    actions = say_over(room, "Right, right.", 2)
+
+    assert actions == [ResumePlayback(1, replay_from=2 * WORD)]  # the cut word again, from its start
+    assert room.engine.active_turn == 1
+    assert room.engine.phase is Phase.SPEAKING
+    events = room.engine.take_events()
+    told = [event for event in events if isinstance(event, stream.InputBackchannel)]
+    assert [(event.text, event.turn) for event in told] == [("Right, right.", 1)]
+    assert not any(isinstance(event, stream.InputTranscript) for event in events)
+    assert BackchannelHeard("Right, right.", told[0].t) in room.engine.conversation.take_events()
+    room.play(1, len(REPLY) * WORD)
+    assert room.engine.conversation.history == (
+        UserText(QUESTION),
+        AssistantText(" ".join(word.strip() for word in REPLY)),
+    )  # no item for the backchannel, and the reply whole
+
+
+def test_a_backchannel_between_words_resumes_where_the_reply_paused() -> None:
+    room = speaking_room()  # two whole words played
+
+    assert say_over(room, "Yeah.", 2) == [ResumePlayback(1)]
+
+
+def test_a_backchannel_is_not_a_false_alarm_nor_a_barge_in() -> None:
+    room = speaking_room()
+    say_over(room, "Okay.", 2)
+    room.play(1, len(REPLY) * WORD)
+
+    recorded = room.recorded()
+    assert not recorded.turns[1].interrupted
+    assert recorded.turns[1].barge_in_s is None
+    assert recorded.turns[1].false_barge_ins == 0
+    assert [(overlap.text, overlap.turn) for overlap in recorded.backchannels] == [("Okay.", 1)]
+
+
+def test_after_a_reply_that_asked_a_question_yes_is_an_answer() -> None:
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, ["Shall", " I", " go", " on?", " It", " rains", " later."]))
+    room.play(1, 4 * WORD + WORD // 2)  # "Shall I go on?" heard
+
+    actions = say_over(room, "Yes.", 2)
+
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items[-2:] == (AssistantText("Shall I go on?", True), UserText("Yes."))
+
+
+def test_a_backchannel_before_the_reply_plays_is_more_input() -> None:
+    room = Room()
+    ask(room)  # the model thinks; nothing plays yet
+
+    actions = say_over(room, "Okay.", 2)
+
+    assert actions[0] == CancelTurn(1)
+    sent = [action for action in actions if isinstance(action, SendRequest)]
+    assert [action.request.items for action in sent] == [(UserText(f"{QUESTION} Okay."),)]
+
+
+def test_just_after_a_statement_a_backchannel_is_heard_but_after_a_question_it_answers() -> None:
+    statement = Room()
+    ask(statement)
+    statement.synthesize(statement.stream(1, REPLY))
+    statement.play(1, len(REPLY) * WORD)  # played in full
+    assert say_over(statement, "Wow.", 2) == []  # in its echo tail: a listener's word, no turn
+    assert [e.text for e in statement.engine.take_events() if isinstance(e, stream.InputBackchannel)] == [
+        "Wow."
+    ]
+    statement.clock += ENGINE_RATE
+    assert isinstance(say_over(statement, "Wow.", 3)[0], SendRequest)  # a second later, in the quiet: input
+
+    question = Room()
+    ask(question)
+    question.synthesize(question.stream(1, ["Shall", " I", " go", " on?"]))
+    question.play(1, 4 * WORD)
+    assert isinstance(say_over(question, "Yeah.", 2)[0], SendRequest)
+
+
+def test_a_stop_cuts_the_reply_keeping_what_was_heard_and_asks_nothing() -> None:
+    room = speaking_room()
+
+    actions = say_over(room, "Stop.", 2)
+
+    assert actions == [CancelTurn(1), StopPlayback(1)]  # cut as a barge-in cuts; no request
+    assert room.engine.active_turn is None
+    assert room.engine.phase is Phase.LISTENING
+    assert room.engine.conversation.history == (
+        UserText(QUESTION),
+        AssistantText("Tomorrow starts", interrupted=True),
+        UserText("Stop."),  # the model will know
+    )
+    records = room.engine.conversation.take_events()
+    assert InputStopped("speech-2", "Stop.") in records
+    assert room.recorded().turns[1].interrupted
+    sent = say_over(room, "What about Sunday?", 3)[0]  # the user speaks again: answered, with the stop
+    assert isinstance(sent, SendRequest)
+    assert sent.request.items[-2:] == (UserText("Stop."), UserText("What about Sunday?"))
+
+
+def test_a_stop_is_told_after_the_cut_and_the_users_words() -> None:
+    room = speaking_room()
+    room.engine.take_events()
+    say_over(room, "Wait, stop.", 2)
+
+    kinds = [event.type for event in room.engine.take_events()]
+
+    assert kinds[-4:] == ["response.interrupted", "input.transcript", "input.stop", "state"]
+    assert "response.created" not in kinds
+
+
+def test_a_stop_while_the_reply_is_prepared_keeps_the_question_and_asks_nothing() -> None:
+    room = Room()
+    ask(room)
+
+    actions = say_over(room, "Never mind.", 2)
+
+    assert actions[:1] == [CancelTurn(1)]
+    assert not any(isinstance(action, SendRequest) for action in actions)
+    assert room.engine.conversation.history == (UserText(f"{QUESTION} Never mind."),)
+    assert room.engine.conversation.pending_input is None
+
+
+def test_a_stop_phrase_followed_by_more_words_is_answered() -> None:
+    room = speaking_room()
+
+    actions = say_over(room, "Wait, make it shorter.", 2, seconds=1.2)
+
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items[-1] == UserText("Wait, make it shorter.")
+
+
+def test_more_than_a_backchannel_cuts_in() -> None:
+    room = speaking_room()
+
+    actions = say_over(room, "Yeah, but what about Sunday?", 2, seconds=1.5)
+
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+
+
+def test_a_stop_while_a_tool_runs_awaits_its_result_then_asks_nothing() -> None:
+    room = running_tool_room()
+
+    assert room.say("Stop.", 2) == []
+    actions = room.engine.handle(ToolDone(1, FORECAST))
+
+    assert not any(isinstance(action, SendRequest) for action in actions)
+    assert room.engine.active_turn is None
+    assert room.engine.conversation.history[-3:] == (CALL, FORECAST, UserText("Stop."))
+
+
+def test_a_resumed_session_has_the_stop_in_its_history_and_no_backchannel() -> None:
+    room = speaking_room()
+    say_over(room, "Uh-huh.", 2)
+    say_over(room, "Hold on.", 3)
+    records = room.engine.conversation.take_events()
+
+    resumed = Conversation.from_events(records)
+
+    assert resumed.history == room.engine.conversation.history
+    assert resumed.history[-1] == UserText("Hold on.")
+    assert resumed.pending_input is None
+
+
+def test_the_lists_come_from_the_engines_constructor() -> None:
+    room = Room()
+    room.engine = Engine(room.vad, overlap=OverlapPhrases(backchannels=(), stop_phrases=("enough",)))
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 2 * WORD)
+
+    assert isinstance(say_over(room, "Yeah.", 2)[2], SendRequest)  # not a backchannel here
+    room.synthesize(room.stream(2, REPLY))
+    room.play(2, 2 * WORD)
+    assert say_over(room, "Enough!", 3) == [CancelTurn(2), StopPlayback(2)]
+
+
+def lull_over(room: Room, voiced_s: float = 0.3) -> tuple[int, list[EngineAction]]:
+    """The user makes a short burst over the reply and goes quiet: the VAD's first look at it."""
+    onset = room.clock
+    room.tick(VoiceStarted(onset))
+    room.clock += round(voiced_s * ENGINE_RATE)
+    end = room.clock
+    return end, room.tick(VoiceLull(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+
+
+def test_a_listeners_word_at_its_first_lull_resumes_the_reply_before_the_pause() -> None:
+    room = speaking_room()
+    end, looked = lull_over(room)
+    (glance,) = looked
+    assert isinstance(glance, Transcribe)
+    assert glance.over_reply
+
+    assert room.engine.handle(TranscriptReady(glance.utterance, "Yeah.")) == []  # quiet for too short yet
+    actions: list[EngineAction] = []
+    while not actions:
+        actions = room.tick()
+
+    assert actions == [ResumePlayback(1)]
+    assert room.clock - end >= BACKCHANNEL_SILENCE_MS * ENGINE_RATE // 1000  # ...and no longer than a block
+    assert room.clock - end < (BACKCHANNEL_SILENCE_MS + 20) * ENGINE_RATE // 1000 + BLOCK
+    assert room.vad.utterances_ended == 1  # more voice is a new utterance
+    assert room.engine.phase is Phase.SPEAKING
+    told = [e.text for e in room.engine.take_events() if isinstance(e, stream.InputBackchannel)]
+    assert told == ["Yeah."]
+
+
+def test_words_at_a_lull_that_are_more_than_a_listeners_wait_for_the_end() -> None:
+    room = speaking_room()
+    _, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+    room.engine.handle(TranscriptReady(glance.utterance, "No."))
+
+    assert not any(room.tick() for _ in range(20))  # still paused: the pause and the end decide
+    assert room.engine.phase is Phase.PAUSED
+
+
+def test_a_user_going_on_after_a_lull_drops_its_look() -> None:
+    room = speaking_room()
+    _, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+
+    assert room.tick(VoiceResumed(room.clock)) == [DropTranscription(glance.utterance)]
+    room.engine.handle(TranscriptReady(glance.utterance, "Yeah."))  # late: the words went on
+    assert not any(room.tick() for _ in range(20))
+    assert room.engine.phase is Phase.PAUSED
+
+
+def test_no_look_at_a_lull_after_a_question_or_before_the_reply_plays() -> None:
+    asked = Room()
+    ask(asked)
+    asked.synthesize(asked.stream(1, ["Shall", " I", " go", " on?", " It", " rains."]))
+    asked.play(1, 4 * WORD + WORD // 2)
+    assert lull_over(asked)[1] == []
+
+    thinking = Room()
+    ask(thinking)
+    assert lull_over(thinking)[1] == []
+
+
+def test_a_listeners_word_heard_only_at_the_pause_resumes_the_reply_there() -> None:
+    room = speaking_room()
+    end, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+    room.engine.handle(TranscriptReady(glance.utterance, ""))  # the first look heard nothing
+    assert not any(room.tick() for _ in range(7))
+    offered = room.tick(VoicePaused(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, end)))
+    (speculation,) = [action for action in offered if isinstance(action, Transcribe)]
+
+    actions = room.engine.handle(TranscriptReady(speculation.utterance, "Mm-hmm."))
+
+    assert actions == [ResumePlayback(1)]  # at the pause, with no end-of-turn judgement and no end
+    assert room.engine.phase is Phase.SPEAKING
+
+
+def test_okay_at_a_lull_waits_a_commas_pause_in_case_stop_follows() -> None:
+    room = speaking_room()
+    end, (glance,) = lull_over(room)
+    assert isinstance(glance, Transcribe)
+    room.engine.handle(TranscriptReady(glance.utterance, "Okay."))
+
+    waited = 0
+    while not room.tick():
+        waited = room.clock - end
+    assert waited >= (STOP_START_SILENCE_MS - 20) * ENGINE_RATE // 1000  # not at 120 ms: "stop" may follow
+    assert room.engine.phase is Phase.SPEAKING

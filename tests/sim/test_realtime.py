@@ -18,8 +18,8 @@ from voice.sim.scenario import load_scenario
 def test_a_realtime_run_says_what_the_virtual_time_run_says(
     simulated: RunScenario, speech_models: SpeechModels, tmp_path: Path
 ) -> None:
-    virtual, _ = simulated("interrupt-early")
-    scenario = load_scenario(AUDIO / "scenarios" / "interrupt-early.json")
+    virtual, _ = simulated("interrupt-mid")
+    scenario = load_scenario(AUDIO / "scenarios" / "interrupt-mid.json")
 
     real: dict[str, Any] = run_scenario(scenario, tmp_path, realtime=True, models=speech_models)
 

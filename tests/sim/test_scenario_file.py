@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.paths import AUDIO
 from voice.cli import main
+from voice.engine.overlap import Overlap
 from voice.sim.scenario import RealLlm, ScriptedLlm, load_scenario
 
 GOOD = {
@@ -32,6 +33,16 @@ def test_relative_wav_paths_are_relative_to_the_scenario_file() -> None:
     assert scenario.room.noise is not None
     assert scenario.room.noise.wav == AUDIO / "pink-noise.wav"
     assert isinstance(scenario.llm, ScriptedLlm)
+
+
+def test_a_scenario_sets_its_own_backchannels_and_stop_phrases(tmp_path: Path) -> None:
+    scenario = load_scenario(write(tmp_path, GOOD | {"turn": {"stop_phrases": ["enough"]}}))
+
+    assert scenario.overlap is not None
+    assert scenario.overlap.verdict("Enough.") is Overlap.STOP
+    assert scenario.overlap.verdict("Stop.") is Overlap.CUT_IN
+    assert scenario.overlap.verdict("Yeah.") is Overlap.BACKCHANNEL  # the list it left out: the default
+    assert load_scenario(write(tmp_path, GOOD)).overlap is None  # the config's
 
 
 def test_a_real_llm_scenario_names_the_embedded_model(tmp_path: Path) -> None:
@@ -63,6 +74,8 @@ def test_a_real_llm_scenario_names_the_embedded_model(tmp_path: Path) -> None:
             "ms must not be negative",
         ),
         (GOOD | {"user": [{"text": " ", "at_s": 1}]}, "user entry 1: text must be a non-empty string"),
+        (GOOD | {"turn": {"stop_phrases": "stop"}}, "turn.stop_phrases must be a list of phrases"),
+        (GOOD | {"turn": {"eager": "high"}}, "turn must be an object with only backchannels, eagerness"),
     ],
 )
 def test_a_bad_scenario_is_one_line_and_exit_1(

@@ -4,7 +4,8 @@ each request carried, the events in the order that matters, and its timings with
 tests/sim/expected/NAME.json holds a scenario's expectations. Each turn (one LLM request) lists its
 request as one line per item ("user: ...", "assistant, interrupted: ...", "tool_call ID: NAME {ARGS}",
 "tool_result ID[, failed]: OUTPUT"), the text heard ("all" for the whole reply), whether it was cut,
-its LLM error, its barge-in reaction and its voice-to-voice time. Tolerances, so a better engine passes
+its LLM error, its barge-in reaction and its voice-to-voice time; ``backchannels`` and ``stops`` list
+the words said over a reply that took no turn (none, if left out). Tolerances, so a better engine passes
 without new figures while a lost turn, a wrong request or a self-interruption fails:
 
 - the user's words compare as lower-case words (whisper's punctuation and casing may shift);
@@ -109,6 +110,9 @@ def test_turns_heard_text_and_requests_are_as_expected(name: str, simulated: Run
     assert [words(text) for text in said] == [words(text) for text in expect["user_said"]]
     assert report.get("notices", []) == expect.get("notices", [])
     assert report.get("duplicates", []) == expect.get("duplicates", [])
+    for overlap in ("backchannels", "stops"):  # words over a reply that took no turn
+        told = [words(said["text"]) for said in report.get(overlap, [])]
+        assert told == [words(text) for text in expect.get(overlap, [])], overlap
 
 
 @pytest.mark.models

@@ -15,6 +15,8 @@ the audio heard by clock sample N is ``audio_played_at(N - latency)``.
 A device that silences what it holds but has not played yet (:meth:`take_back`) hands that audio back:
 it counts as never played, and a paused queue plays it again on ``resume``. While the device still
 holds that silenced audio, :meth:`hold` keeps the buffer handing out silence until :meth:`release`.
+A reply resumed after a listener's "yeah" plays the word the pause cut again from its start
+(:meth:`replay_from`): the audio handed out from there is taken back the same way.
 
 Thread-safe: ``pull`` runs on the audio device's thread, everything else on the engine's.
 """
@@ -34,7 +36,8 @@ from voice.errors import AudioError, ProtocolError
 # How many runs of contiguous playback ``audio_played_at`` remembers; a run ends at each pause, stop
 # or underrun, so this covers far more than one reply.
 _RUN_HISTORY = 1024
-# How much audio handed out the buffer keeps to take back: more than any device holds.
+# How much audio handed out the buffer keeps to take back: more than any device holds, and more than
+# any word a resumed reply plays again (kept through a pause, however long).
 _IN_FLIGHT_S = 2.0
 
 
@@ -79,6 +82,7 @@ class PlaybackBuffer:
         self._tail: deque[tuple[int, Samples, Samples]] = deque()
         self._in_flight: deque[_Run] = deque()  # audio handed out lately, unfaded, by output clock
         self._in_flight_audio: deque[Samples] = deque()
+        self._in_flight_frames = 0  # their length
         self._queued = 0
         self._enqueued = 0
         self._handed_out = 0
@@ -181,12 +185,26 @@ class PlaybackBuffer:
                 if keep:
                     self._in_flight.append(_Run(run.clock, run.index, keep))
                     self._in_flight_audio.append(audio[:keep])
+            self._in_flight_frames -= taken
             self._forget_runs_from(clock_sample)
             for index, audio in reversed(back):
                 if index >= self._dropped_before:  # a stop discarded the rest
                     self._queue.appendleft((index, audio))
                     self._queued += len(audio)
             return taken
+
+    def replay_from(self, turn: int, at: int) -> int:
+        """Hand out ``turn``'s audio again from its sample ``at`` (the start of a word a pause cut): what was
+        handed out from there goes back to the head of the queue, as :meth:`take_back` puts it, and counts
+        as never played. Returns the samples taken back: none if ``at`` was not handed out, or not kept."""
+        with self._lock:
+            tagged = self._turn_audio
+            if tagged is None or tagged.turn != turn:
+                return 0
+            index = tagged.base + at
+            runs = (run for run in self._in_flight if run.index <= index < run.index + run.length)
+            clock = next((run.clock + index - run.index for run in runs), None)
+        return 0 if clock is None else self.take_back(clock)
 
     def _forget_runs_from(self, clock_sample: int) -> None:
         """Nothing handed out from ``clock_sample`` on was played. Lock held."""
@@ -315,16 +333,21 @@ class PlaybackBuffer:
         return filled
 
     def _forget_in_flight(self) -> None:
-        """Audio handed out long enough ago has played on any device: it can no longer be taken back."""
-        horizon = self.start + self._handed_out - round(_IN_FLIGHT_S * self.rate)
+        """Audio handed out long enough ago has played on any device: it can no longer be taken back. The
+        latest ``_IN_FLIGHT_S`` of audio stay, for a word to be played again after a pause."""
+        kept = round(_IN_FLIGHT_S * self.rate)
+        horizon = self.start + self._handed_out - kept
         while self._in_flight and self._in_flight[0].clock + self._in_flight[0].length <= horizon:
-            self._in_flight.popleft()
+            if self._in_flight_frames - self._in_flight[0].length < kept:
+                break
+            self._in_flight_frames -= self._in_flight.popleft().length
             self._in_flight_audio.popleft()
 
     def _record(self, clock: int, index: int, audio: Samples) -> None:
         length = len(audio)
         self._in_flight.append(_Run(clock, index, length))
         self._in_flight_audio.append(audio)
+        self._in_flight_frames += length
         self._played_to = index + length
         last = self._runs[-1] if self._runs else None
         if last is not None and last.clock + last.length == clock and last.index + last.length == index:

@@ -78,7 +78,7 @@ def _chat(args: argparse.Namespace) -> int:
         stack.enter_context(log)
         work = Work(threaded=True)
         thinker = ChatModelThinker(model, settings, work, toolbox, toolbox.specs)
-        engine = make_engine(conversation, configured.eagerness)
+        engine = make_engine(conversation, configured.eagerness, configured.overlap)
         live = _live_chat(args.seconds) if live_view else None
         talk = DeviceConversation(
             engine,

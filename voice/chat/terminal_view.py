@@ -1,9 +1,10 @@
 """`voice chat`'s live terminal view: a Textual app drawn from the event stream, whose keys send commands.
 
-It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words (as you say
-them, then as heard), the reply as it is heard (unheard words struck through after a cut), a line of timings
-per turn, tool calls, errors and notices. It never reads engine state; its keys go to :class:`Controls`.
-Events arrive on the driver's thread and are posted to the app (``post_message`` is thread-safe).
+It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words (as you
+say them, then as heard), the reply as it is heard (unheard words struck through after a cut, your
+backchannels over it as small marks), a line of timings per turn, tool calls, errors and notices. It never
+reads engine state; its keys go to :class:`Controls`. Events arrive on the driver's thread and are posted to
+the app (``post_message`` is thread-safe).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Footer, Input
 
-from voice.chat.view_widgets import Dialogue, Line, StatusBar, partial_text, reply_text
+from voice.chat.view_widgets import STOP_MARK, Dialogue, Line, StatusBar, partial_text, reply_text
 from voice.client_events import (
     SPOKEN_INPUT,
     Failure,
+    InputBackchannel,
     InputLevel,
     InputPartial,
+    InputStop,
     InputTranscript,
     ResponseCreated,
     ResponseDone,
@@ -91,6 +94,14 @@ class TurnShown:
     cut_in_at: float | None = None  # the user's speech onset while it played
     stop_sent: bool = False
     tools: dict[str, str] = field(default_factory=dict)  # call id -> tool name, until its result
+    heard: str = ""  # what of the reply was heard so far
+    unheard: str = ""  # what was generated and never heard, once it was cut
+    nods: tuple[str, ...] = ()  # the user's backchannels over it
+
+    def draw(self, heard: str | None = None, unheard: str | None = None) -> None:
+        self.heard = self.heard if heard is None else heard
+        self.unheard = self.unheard if unheard is None else unheard
+        self.line.show(reply_text(self.heard, self.unheard, waiting=True, nods=self.nods))
 
 
 class ChatView(App[None]):
@@ -119,6 +130,7 @@ class ChatView(App[None]):
         self.muted = False
         self._quitting = False
         self._turn: TurnShown | None = None  # the turn in flight
+        self._last_turn: TurnShown | None = None  # the turn shown last, in flight or not
         self._speech_stopped: float | None = None
         self._last_user: Line | None = None
         self._partial: Line | None = None  # your words as you say them, until their transcript
@@ -194,24 +206,31 @@ class ChatView(App[None]):
                     self._partial, self._last_user = None, partial
                 else:
                     self._last_user = self._add("you", Text(text))
+            case InputStop() if self._last_user is not None:
+                self._last_user.show(self._last_user.body + Text(f"  {STOP_MARK}", style="grey50"))
+            case InputBackchannel(text=text):
+                nodded = turn or self._last_turn  # or said just after the reply it nods to
+                if nodded is not None and nodded.line.is_attached:
+                    nodded.nods += (text,)
+                    nodded.draw()
             case ResponseCreated():
                 waiting = self._add("assistant", reply_text("", waiting=True))
-                self._turn = TurnShown(waiting, self._speech_stopped)
+                self._turn = self._last_turn = TurnShown(waiting, self._speech_stopped)
                 self._speech_stopped = None
             case ResponseHeard(text=text) if turn is not None:
-                turn.line.show(reply_text(text))
+                turn.draw(text)
             case ResponseInterrupted(turn=number, heard=heard, unheard=unheard, audio_end_ms=end_ms):
                 if turn is not None:
-                    if heard or unheard:
-                        turn.line.show(reply_text(heard, unheard))
+                    if heard or unheard or turn.nods:
+                        turn.draw(heard, unheard)
                     else:
                         turn.line.remove()
                     self._add_turn_line(number, turn, {}, cut=True, audio_end_ms=end_ms)
                 self._turn = None
             case ResponseDone(turn=number, text=text, metrics=metrics):
                 if turn is not None:
-                    if text:
-                        turn.line.show(reply_text(text))
+                    if text or turn.nods:
+                        turn.draw(text)
                     else:
                         turn.line.remove()
                     self._add_turn_line(number, turn, metrics, cut=False, audio_end_ms=None)

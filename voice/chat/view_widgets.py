@@ -93,16 +93,21 @@ def entry(who: str, body: Text) -> Table:
 
 
 CUT_MARK = "‖"  # where the reply was cut, for terminals that draw no strikethrough
+NOD_MARK = "✓"  # a listener's word said over the reply, which went on
+STOP_MARK = "■ stop: listening"  # after the words of a stop: nothing was asked
 
 
-def reply_text(heard: str, unheard: str = "", waiting: bool = False) -> Text:
-    """The reply as heard; words generated but never heard struck through, as on the kiosk page."""
-    if waiting and not heard:
+def reply_text(heard: str, unheard: str = "", waiting: bool = False, nods: tuple[str, ...] = ()) -> Text:
+    """The reply as heard; words generated but never heard struck through, as on the kiosk page; the
+    user's backchannels over it (``nods``) as small marks after it, never as lines of their own."""
+    if waiting and not heard and not nods:
         return Text("…", style="grey50")
     text = Text(heard)
     if unheard:
         text.append(f" {CUT_MARK} " if heard else f"{CUT_MARK} ", style="bold #fdba74")
         text.append(unheard, style="strike grey50")
+    for nod in nods:
+        text.append(f"  {NOD_MARK} {nod}", style="grey50")
     return text
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import platformdirs
 
-from voice.config.keys import BY_NAME, SECRETS, SECTIONS, BadValue
+from voice.config.keys import BY_NAME, PHRASE_LISTS, SECRETS, SECTIONS, BadValue, in_both_lists
 from voice.errors import ConfigError
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
 
@@ -85,6 +85,12 @@ def check_document(document: Mapping[str, Any], path: Path) -> ConfigFile:
             )
     if "llm.url" in values and "llm.gguf" in values:
         raise ConfigError(f"{path}: give llm.url or llm.gguf (a model to run locally), not both")
+    both = in_both_lists(*(values.get(name, BY_NAME[name].default) for name in PHRASE_LISTS))
+    if both is not None:
+        raise ConfigError(
+            f"{path}: turn.backchannels and turn.stop_phrases both hold {both!r}; a phrase is one or the "
+            "other"
+        )
     return ConfigFile(path, values, servers)
 
 

@@ -13,6 +13,7 @@ from voice.config.kiosk import AUDIO_MODES, KEEP
 from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, phrase_key
 from voice.errors import ConfigError
 from voice.speech_backends import Role, check_server_url, server_forms
 
@@ -133,6 +134,24 @@ def texts(value: Any) -> tuple[str, ...]:
     return tuple(v.strip() for v in value)
 
 
+def phrases(value: Any) -> tuple[str, ...]:
+    """A list of phrases matched on whole transcripts: each must hold a word (letters or digits)."""
+    listed = texts(value)
+    empty = [phrase for phrase in listed if not phrase_key(phrase)]
+    if empty:
+        raise BadValue(f"must list phrases with words in them, not {_show(empty[0])}")
+    return listed
+
+
+PHRASE_LISTS = ("turn.backchannels", "turn.stop_phrases")  # only the file sets them: it checks them apart
+
+
+def in_both_lists(backchannels: tuple[str, ...], stop_phrases: tuple[str, ...]) -> str | None:
+    """A stop phrase that is also a backchannel (which would "okay" be?), or None."""
+    keys = {phrase_key(phrase) for phrase in backchannels}
+    return next((phrase for phrase in stop_phrases if phrase_key(phrase) in keys), None)
+
+
 def device(value: Any) -> int | str:
     """A device index (a number, or digits on the command line) or a name from `voice devices`."""
     if isinstance(value, bool) or not isinstance(value, int | str) or (isinstance(value, int) and value < 0):
@@ -190,6 +209,15 @@ KEYS = (
         "when to answer a turn that sounds finished at a short pause: high at once, low after the long "
         "silence, auto after a hold that adapts to the speaker",
         flag="--eagerness", dest="eagerness",
+    ),
+    Key(
+        "turn.backchannels", phrases, DEFAULT_BACKCHANNELS,
+        "a listener's words that, said alone over a reply (not after a question), let it go on unasked; "
+        "one wrongly here makes a real answer go unheard",
+    ),
+    Key(
+        "turn.stop_phrases", phrases, DEFAULT_STOP_PHRASES,
+        "words that, said alone over a reply, cut it and ask nothing until the user speaks again",
     ),
     Key(
         "asr.url", speech_server("asr"), None,

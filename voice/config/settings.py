@@ -16,6 +16,7 @@ from voice.config.kiosk import TOKEN_ENV, default_folder
 from voice.config.llm import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
 from voice.config.telemetry import TelemetrySettings
 from voice.engine.hold import Eagerness
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
 from voice.speech_backends import SpeechChoice
 from voice.tools.mcp_settings import McpServerSettings
@@ -61,12 +62,19 @@ class Settings:
     output_device: DeviceSpec
     echo_cancel: bool
     eagerness: Eagerness
+    backchannels: tuple[str, ...]
+    stop_phrases: tuple[str, ...]
     kiosk: KioskSettings
     mcp_servers: tuple[McpServerSettings, ...]
     file: Path | None  # the file read; None when there was none
     sources: Mapping[str, str]
     speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+
+    @property
+    def overlap(self) -> OverlapPhrases:
+        """The words over a reply that take no turn: backchannels and stop phrases."""
+        return OverlapPhrases(self.backchannels, self.stop_phrases)
 
     @property
     def speech(self) -> SpeechChoice:
@@ -87,6 +95,8 @@ class Settings:
             "asr.model": self.asr_model,
             "tts.voice": self.tts_voice,
             "turn.eagerness": self.eagerness.value,
+            "turn.backchannels": self.backchannels,
+            "turn.stop_phrases": self.stop_phrases,
             "asr.url": self.asr_url,
             "tts.url": self.tts_url,
             "kiosk.host": kiosk.host,
@@ -144,6 +154,8 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
         output_device=value["audio.output_device"],
         echo_cancel=value["audio.echo_cancel"],
         eagerness=Eagerness(value["turn.eagerness"]),
+        backchannels=tuple(value["turn.backchannels"]),
+        stop_phrases=tuple(value["turn.stop_phrases"]),
         kiosk=KioskSettings(
             host=value["kiosk.host"],
             port=value["kiosk.port"],

@@ -20,11 +20,13 @@ from voice.conversation.items import (
 )
 from voice.conversation.ledger import PlaybackLedger
 from voice.conversation.log_records import (
+    BackchannelHeard,
     BudgetShrunk,
     HistoryTrimmed,
     HoldChanged,
     InputReceived,
     InputRepeated,
+    InputStopped,
     InputWithdrawn,
     ItemCommitted,
     LogRecord,
@@ -204,6 +206,21 @@ class Conversation:
             raise ProtocolError(f"a new turn during turn {self._active.turn}")
         return self._start() if self._pending_input else None
 
+    def stop(self, text: str, input_id: str | None = None) -> bool:
+        """The user said a stop phrase (its turn already cut): their words, joined to any input pending,
+        enter the history as their item, so the model knows next time, and no turn starts. False for a
+        duplicate."""
+        if not self.receive(text, input_id):
+            return False
+        if self._pending_input:
+            self._record(ItemCommitted(UserText(self._pending_input)))
+        self._record(InputStopped(input_id, text.strip()))
+        return True
+
+    def note_backchannel(self, text: str, t: float | None = None) -> None:
+        """The user said only a listener's word over a reply: the log keeps it; the history does not."""
+        self._record(BackchannelHeard(text.strip(), t))
+
     def note_duplicate(self, input_id: str) -> None:
         """An input came again with a known id: the log says it was seen and dropped."""
         self._record(InputRepeated(input_id))
@@ -370,5 +387,5 @@ class Conversation:
             case HistoryTrimmed(first_kept=first):
                 del self._history[: first - self._forgotten]
                 self._forgotten = first
-            case InputRepeated() | PartFailed() | HoldChanged():
+            case InputRepeated() | PartFailed() | HoldChanged() | BackchannelHeard() | InputStopped():
                 pass

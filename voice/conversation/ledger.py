@@ -120,6 +120,7 @@ class PlaybackLedger:
         return self._played
 
     def note_played(self, played: int) -> None:
+        """The sink played ``played`` samples (fewer than before once a word cut by a pause plays again)."""
         self._played = played
 
     @property
@@ -139,6 +140,17 @@ class PlaybackLedger:
     def heard_word_count(self, sample: int | None = None) -> int:
         """How many leading words had finished playing by sample ``sample`` (default: as played)."""
         return bisect.bisect_right(self._ends, self._played if sample is None else sample)
+
+    def word_start_at(self, sample: int | None = None) -> int:
+        """Where the word playing at ``sample`` (default: as played) began; ``sample`` itself between words.
+
+        A reply resumed after a pause plays again from here, so the word the pause cut is heard whole.
+        """
+        sample = self._played if sample is None else sample
+        count = self.heard_word_count(sample)
+        if count < len(self._spans) and self._spans[count].start < sample:
+            return self._spans[count].start
+        return sample
 
     def heard(self, sample: int | None = None) -> str:
         """Exactly the reply text whose words finished playing by sample ``sample`` (default: as played)."""

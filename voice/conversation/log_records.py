@@ -123,6 +123,24 @@ class PartFailed:
 
 
 @dataclass(frozen=True)
+class BackchannelHeard:
+    """The user said only a listener's word (``text``) over a reply, at ``t``: the reply went on, and nothing
+    entered the history."""
+
+    text: str
+    t: float | None = None
+
+
+@dataclass(frozen=True)
+class InputStopped:
+    """The input just received (``input_id``, ``text``) was a stop phrase: it was committed as the user's
+    item (with any input pending before it), and no turn answers it."""
+
+    input_id: str | None
+    text: str
+
+
+@dataclass(frozen=True)
 class HoldChanged:
     """The silence a reply to a turn ended at a short pause waits for went from ``was_ms`` to ``hold_ms``."""
 
@@ -145,6 +163,8 @@ LogRecord: TypeAlias = (
     | InputRepeated
     | PartFailed
     | HoldChanged
+    | BackchannelHeard
+    | InputStopped
 )
 
 
@@ -190,6 +210,10 @@ def event_to_json(event: LogRecord) -> dict[str, Any]:
             return {"type": "failure", "part": part, "message": message}
         case HoldChanged(hold_ms=hold_ms, was_ms=was_ms, why=why):
             return {"type": "hold", "hold_ms": hold_ms, "was_ms": was_ms, "why": why}
+        case BackchannelHeard(text=text, t=t):
+            return {"type": "backchannel", "text": text, "t": t}
+        case InputStopped(input_id=input_id, text=text):
+            return {"type": "stop", "input_id": input_id, "text": text}
 
 
 def event_from_json(data: dict[str, Any]) -> LogRecord:
@@ -236,6 +260,12 @@ def event_from_json(data: dict[str, Any]) -> LogRecord:
             return PartFailed(str(data["part"]), str(data["message"]))
         if kind == "hold":
             return HoldChanged(int(data["hold_ms"]), int(data["was_ms"]), str(data["why"]))
+        if kind == "backchannel":
+            at = data.get("t")
+            return BackchannelHeard(str(data["text"]), None if at is None else float(at))
+        if kind == "stop":
+            input_id = data.get("input_id")
+            return InputStopped(None if input_id is None else str(input_id), str(data["text"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise SessionLogError(f"malformed {data.get('type', 'untyped')} event: {exc}") from exc
     raise SessionLogError(f"unknown event type {kind!r}")

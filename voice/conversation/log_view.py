@@ -6,11 +6,13 @@ import json
 
 from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
 from voice.conversation.log_records import (
+    BackchannelHeard,
     BudgetShrunk,
     HistoryTrimmed,
     HoldChanged,
     InputReceived,
     InputRepeated,
+    InputStopped,
     InputWithdrawn,
     ItemCommitted,
     PartFailed,
@@ -75,6 +77,11 @@ def render_session(session: LoadedSession) -> str:
                 lines.append(f"  {part} failed: {message}")
             case HoldChanged(hold_ms=hold_ms, was_ms=was_ms, why=why):
                 lines.append(f"  (the hold before answering went from {was_ms} to {hold_ms} ms: {why})")
+            case BackchannelHeard(text=text, t=t):
+                where = f" at {t:.2f} s" if t is not None else ""
+                lines.append(f"  backchannel {text}  (said over the reply{where}; it went on, nothing asked)")
+            case InputStopped():
+                lines.append("  (a stop: the reply was cut; nothing is asked until the user speaks again)")
     if heard_so_far is not None:
         lines.append(f"  (the log ends mid-reply; heard so far: {heard_so_far or '(nothing)'})")
     if session.torn_tail is not None:

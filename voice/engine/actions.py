@@ -97,7 +97,11 @@ class PausePlayback:
 
 @dataclass(frozen=True)
 class ResumePlayback:
+    """Play on after a pause; with ``replay_from``, from that sample of the turn's audio (the start of the
+    word the pause cut), which the buffer takes back if it already handed it out."""
+
     turn: int
+    replay_from: int | None = None
 
 
 @dataclass(frozen=True)

@@ -23,28 +23,51 @@ def recently_played(ledger: PlaybackLedger, before: int = 12, after: int = 2) ->
     return " ".join(words[first : heard + after]), heard - first
 
 
+def asks_a_question(heard: str) -> bool:
+    """The heard part of a reply ends on a question ("Shall I go on?"): a "yes" now answers it."""
+    return heard.rstrip().endswith("?")
+
+
 class EchoJudge:
     """Tells the user's words from the assistant's echo; remembers how the last reply ended."""
 
     def __init__(self, rate: int) -> None:
         self.rate = rate
         self._last_reply: tuple[str, int, int] | None = None  # its last words, how many, when it ended
+        self._last_asked = False  # the last reply ended on a question
 
     def reply_ended(self, ledger: PlaybackLedger, audio_end: int) -> None:
         """A reply played in full, its last sample heard at ``audio_end``."""
         self._last_reply = (*recently_played(ledger), audio_end)
+        self._last_asked = asks_a_question(ledger.heard())
+
+    def in_tail_of_statement(self, said: Utterance) -> bool:
+        """``said`` began in the echo tail of a reply that played in full and asked nothing: a listener's
+        "wow" as it ends is still said over it."""
+        if self._last_reply is None or self._last_asked:
+            return False
+        return said.start - self._last_reply[2] < ECHO_TAIL_S * self.rate
 
     def forget(self) -> None:
         self._last_reply = None
 
-    def is_user(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> bool:
+    def is_user(
+        self,
+        text: str,
+        said: Utterance,
+        reply: PlaybackLedger | None,
+        barged_in: bool,
+        *,
+        listener_word: bool = False,
+    ) -> bool:
         """True if ``text``, transcribed from ``said``, is the user's; ``reply`` is the turn in flight's
-        (None between turns) and ``barged_in`` whether the utterance paused it."""
+        (None between turns) and ``barged_in`` whether the utterance paused it. A ``listener_word`` ("yeah")
+        is said in a fifth of a second: short as it is, it is no scrap of echo unless the reply said it."""
         genuine = is_meaningful(text)
         if genuine and reply is not None and barged_in:
             voiced_s = (said.end - said.start) / self.rate
             genuine = not sounds_like_echo(text, *recently_played(reply))
-            genuine = genuine and not is_fragment(text, voiced_s)
+            genuine = genuine and (listener_word or not is_fragment(text, voiced_s))
         elif genuine and reply is None and self._last_reply is not None:
             words, count, ended = self._last_reply
             tail = said.start - ended < ECHO_TAIL_S * self.rate

@@ -24,9 +24,11 @@ import numpy as np
 
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VadEvent, VoiceEnded, VoicePaused, VoiceResumed, VoiceStarted
+from voice.audio.vad import VadEvent, VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.client_events import (
     Failure,
+    InputBackchannel,
+    InputStop,
     InputTranscript,
     ResponseCreated,
     ResponseDone,
@@ -54,7 +56,7 @@ from voice.engine.actions import (
     StopPlayback,
     Synthesize,
 )
-from voice.engine.barge_in import EchoJudge
+from voice.engine.barge_in import EchoJudge, asks_a_question
 from voice.engine.clock_events import HoldPassed, ToolsOverdue
 from voice.engine.early_end import EarlyInput
 from voice.engine.hold import Hold
@@ -79,8 +81,9 @@ from voice.engine.inputs import (
     TranscriptReady,
     TurnEndJudged,
 )
+from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S, HeldInput, ToolRun
-from voice.engine.utterances import Utterances
+from voice.engine.utterances import Utterance, Utterances
 from voice.errors import ProtocolError
 from voice.llm.errors import ErrorCode
 from voice.llm.retry import RetryPolicy
@@ -93,6 +96,11 @@ VOICE_FAILURE_NOTICE = "Sorry, I lost my voice for that answer."
 # Heard progress goes to the session log at word ends, a line at most this often: a process killed
 # mid-reply loses at most this and the word being heard.
 HEARD_LOGGED_EVERY_MS = 500
+# A short burst over a reply whose first look (VoiceLull) heard a listener's word ends after this much
+# silence, and the reply goes on; one that may be the start of a stop phrase ("Okay," of "okay, stop")
+# waits out a comma's pause first (the fixtures' commas last 160-280 ms).
+BACKCHANNEL_SILENCE_MS = 120
+STOP_START_SILENCE_MS = 300
 __all__ = ["TOOL_WAIT_LIMIT_S", "TRANSITIONS", "Engine", "Phase", "Transition", "Vad"]
 
 
@@ -193,8 +201,11 @@ class Engine:
         retry: RetryPolicy | None = None,
         rate: int = ENGINE_RATE,
         hold: Hold | None = None,
+        overlap: OverlapPhrases | None = None,
     ) -> None:
         self._vad = vad
+        # Words over a reply that only acknowledge it or ask for quiet ([turn] backchannels, stop_phrases).
+        self.overlap = overlap or OverlapPhrases()
         # A reply to a turn ended at a short pause plays only after the hold's silence: the end-of-turn
         # model cannot tell "What's the weather" from a whole question (eagerness sets and adapts it).
         self.hold = hold or Hold(rate=rate)
@@ -307,6 +318,7 @@ class Engine:
             actions += self._dispatch(vad_event)
         if self._hold_passed():
             actions += self._dispatch(HoldPassed())
+        actions += self._end_backchannel_at_lull()
         turn = self._turn
         if turn is not None and turn.tools.overdue(self._clock, self.rate):
             actions += self._dispatch(ToolsOverdue())
@@ -374,6 +386,31 @@ class Engine:
         self._continuing = early
         return actions
 
+    def _on_speech_lull(self, event: VoiceLull) -> list[EngineAction]:
+        """A short burst over a reply went quiet: a first look, in case it is a listener's word."""
+        turn = self._turn
+        if turn is None or self.phase is not Phase.PAUSED or not self._listened_to(turn):
+            return []
+        return self.utterances.glance(event.sample, self._whole(event.utterance))
+
+    def _end_backchannel_at_lull(self) -> list[EngineAction]:
+        """The words heard at a lull (or at the pause) are a listener's and the user stayed quiet
+        BACKCHANNEL_SILENCE_MS: the utterance ends there and the reply goes on, without waiting for the
+        end-of-turn judgement or the end."""
+        heard = self.utterances.early_words()
+        turn = self._turn
+        if heard is None or turn is None or self.phase is not Phase.PAUSED:
+            return []
+        said, audio, text = heard
+        silence_ms = STOP_START_SILENCE_MS if self.overlap.begins_a_stop(text) else BACKCHANNEL_SILENCE_MS
+        if self._clock - said.end < silence_ms * self.rate // 1000:
+            return []  # not yet: the user may go on
+        listener = self._overlap(text, said) is Overlap.BACKCHANNEL
+        if not listener or not self._echo.is_user(text, said, turn.ledger, True, listener_word=True):
+            return self.utterances.pass_over()
+        self._vad.end_utterance()
+        return self._dispatch(VoiceEnded(said.end, audio))
+
     def _on_speech_resumed(self, event: VoiceResumed) -> list[EngineAction]:
         if self._paused_at is not None and not self._over_reply():  # a pause over a reply may be echo
             self.hold.paused_within_turn(self._paused_at, event.sample)
@@ -393,6 +430,8 @@ class Engine:
         turn = self._turn
         if turn is not None and not self._echo.is_user(text, said, turn.ledger, turn.barge_in is not None):
             return []  # a scrap or echo over the reply: the long silence decides, or it resumes in the pause
+        if turn is not None and self._overlap(text, said) is Overlap.BACKCHANNEL:
+            return []  # a listener's word ends as _end_backchannel_at_lull says, no turn's end to judge
         self._vad.end_utterance()
         self.hold.ended_early(said.end, probability)
         early = self._early = EarlyInput(said.end, audio, self._over_reply())
@@ -452,16 +491,68 @@ class Engine:
 
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
         said = self.utterances.claim(event)
-        if said is None:
-            return self._end_turn_at_pause()  # an early transcript: with a judgement, the turn may be over
+        if said is None:  # an early transcript: a listener's word, or with a judgement the turn's end
+            return self._end_backchannel_at_lull() + self._end_turn_at_pause()
         turn = self._turn
         reply = None if turn is None else turn.ledger
         barged_in = turn is not None and turn.barge_in is not None
-        if not self._echo.is_user(event.text, said, reply, barged_in):
+        overlap = self._overlap(event.text, said)
+        listener = overlap is Overlap.BACKCHANNEL
+        if not self._echo.is_user(event.text, said, reply, barged_in, listener_word=listener):
             return self._no_words()
+        if listener:
+            return self._take_backchannel(event.text)
         self._input_end = said.end
         self.hold.went_on(said.start)  # words this soon after a turn ended at a pause: it was a pause
+        if overlap is Overlap.STOP:
+            return self._take_stop(event.text, self._fresh_id("speech"))
         return self._take_input(event.text, self._fresh_id("speech"))
+
+    def _overlap(self, text: str, said: Utterance) -> Overlap:
+        """What the user's words ask for. A backchannel is one only over a reply that has begun to play and
+        asked nothing so far (or in the echo tail of one that played in full): after a question, or in the
+        quiet, "yes" is an answer. A stop is one while a turn is in flight, even before its reply plays."""
+        verdict = self.overlap.verdict(text)
+        turn = self._turn
+        if verdict is Overlap.STOP and turn is None:
+            return Overlap.CUT_IN
+        if verdict is not Overlap.BACKCHANNEL:
+            return verdict
+        listening = self._echo.in_tail_of_statement(said) if turn is None else self._listened_to(turn)
+        return Overlap.BACKCHANNEL if listening else Overlap.CUT_IN
+
+    def _listened_to(self, turn: _Turn) -> bool:
+        """The turn's reply has begun to play and asked nothing so far: a "yeah" over it is a listener's."""
+        return turn.audio_start is not None and not asks_a_question(turn.ledger.heard())
+
+    def _take_backchannel(self, text: str) -> list[EngineAction]:
+        """A listener's word over the reply: it goes on (the word the pause cut plays again), nothing is
+        asked, and only the log and the stream hear of it."""
+        turn = self._turn
+        self.conversation.note_backchannel(text, self._now())
+        self._emit(InputBackchannel(text.strip(), None if turn is None else turn.number, self._now()))
+        if turn is None:
+            self._enter_without_turn()
+            return []
+        return self._resume(turn, replay=True)
+
+    def _take_stop(self, text: str, input_id: str) -> list[EngineAction]:
+        """A stop phrase: the turn is cut as a barge-in cuts it, the words enter the history, and nothing is
+        asked until the user speaks again (a running tool's real result is awaited first)."""
+        turn = self._require_turn()
+        if turn.tools.waiting:
+            turn.tools.note_cut(self._clock)
+            self.held.hold(text, input_id, stop=True)
+            self._tell(InputTranscript(input_id, text.strip(), None, self._now()))
+            self._tell(InputStop(input_id, text.strip(), self._now()))
+            self._enter_reply_phase(turn)
+            return []
+        actions = self._close_turn(turn, TurnOutcome.INTERRUPTED)
+        self._tell(InputTranscript(input_id, text.strip(), self.conversation.pending_input, self._now()))
+        self.conversation.stop(text, input_id)
+        self._tell(InputStop(input_id, text.strip(), self._now()))
+        self._enter_without_turn()
+        return actions
 
     def _on_transcript_failed(self, event: TranscriptFailed) -> list[EngineAction]:
         if self.utterances.claim(event) is None:
@@ -542,8 +633,7 @@ class Engine:
             actions += self._close_turn(turn, TurnOutcome.MOVED_ON)
         elif turn is not None:
             actions += self._close_turn(turn, TurnOutcome.INTERRUPTED)
-        for text, input_id in self.held.take():
-            self.conversation.receive(text, input_id)
+        self._receive_held()
         self._echo.forget()
         self._enter_without_turn()
         return actions
@@ -593,18 +683,22 @@ class Engine:
         if self.phase not in (Phase.PAUSED, Phase.HOLDING):
             self._enter(Phase.SPEAKING if turn.ledger.playing and not turn.paused else Phase.THINKING)
 
-    def _resume(self, turn: _Turn) -> list[EngineAction]:
-        """The overlap was not the user talking: carry on with the reply."""
+    def _resume(self, turn: _Turn, *, replay: bool = False) -> list[EngineAction]:
+        """The overlap was not the user cutting in: carry on with the reply (``replay``: after a listener's
+        word, from the start of the word the pause cut)."""
         if turn.barge_in is not None:
-            turn.false_barge_ins += 1
+            turn.false_barge_ins += not replay  # a backchannel is the user, not a false alarm
             turn.barge_in = None
         if self.phase in (Phase.PAUSED, Phase.HOLDING):
             return []  # more speech is under way, its transcript decides; or the hold decides when it plays
+        replay_from = None
         if turn.paused:
             self._emit(ResponseResumed(turn.number, self._now()))
+            if replay and turn.ledger.word_start_at() < turn.ledger.played:
+                replay_from = turn.ledger.word_start_at()
         turn.paused = False
         self._enter_reply_phase(turn)
-        return [ResumePlayback(turn.number), *self._finish_if_done(turn)]
+        return [ResumePlayback(turn.number, replay_from), *self._finish_if_done(turn)]
 
     def _close_turn(
         self, turn: _Turn, outcome: TurnOutcome, failure: tuple[str, str | None] = ("", None)
@@ -800,11 +894,23 @@ class Engine:
         return self._answer_held(turn)
 
     def _answer_held(self, turn: _Turn) -> list[EngineAction]:
-        """The tools the user talked over are done: the turn ends whole, then the user is answered."""
+        """The tools the user talked over are done: the turn ends whole, then the user is answered, unless
+        the last thing they said was a stop."""
         actions = self._close_turn(turn, TurnOutcome.MOVED_ON)
-        for text, input_id in self.held.take():
-            self.conversation.receive(text, input_id)
+        if self._receive_held():
+            self._enter_without_turn()
+            return actions
         return actions + self._next_turn(self.conversation.start())
+
+    def _receive_held(self) -> bool:
+        """Input held while tools ran goes to the conversation; True if the last of it was a stop."""
+        held = self.held.take()
+        for index, (text, input_id, stop) in enumerate(held):
+            if stop and index == len(held) - 1:
+                self.conversation.stop(text, input_id)
+                return True
+            self.conversation.receive(text, input_id)
+        return False
 
 
 _E = Engine
@@ -835,6 +941,7 @@ TRANSITIONS: Entries = {
     # the user's voice, as the VAD hears it
     **_row(VoiceStarted, _E._on_speech_started, {L: {U}, T: {U, P}, S: {P}, H: {U}}),
     **_stays(VoicePaused, _E._on_speech_paused, _USER_TALKING),
+    **_stays(VoiceLull, _E._on_speech_lull, _USER_TALKING),
     **_stays(VoiceResumed, _E._on_speech_resumed, _USER_TALKING),
     **_row(VoiceEnded, _E._on_speech_ended, {U: {T}, P: {T}}),
     **_stays(TurnEndJudged, _E._on_turn_end_judged, _EVERY_PHASE),  # may end the turn at the pause

@@ -45,20 +45,21 @@ class ToolRun:
 
 
 class HeldInput:
-    """What the user said (or typed) while a turn's tools ran: (text, input id), oldest first."""
+    """What the user said (or typed) while a turn's tools ran: (text, input id, whether it was a stop
+    phrase), oldest first."""
 
     def __init__(self) -> None:
-        self._items: list[tuple[str, str]] = []
+        self._items: list[tuple[str, str, bool]] = []
 
-    def hold(self, text: str, input_id: str) -> None:
-        self._items.append((text, input_id))
+    def hold(self, text: str, input_id: str, *, stop: bool = False) -> None:
+        self._items.append((text, input_id, stop))
 
     def __contains__(self, input_id: object) -> bool:
-        return any(input_id == held for _, held in self._items)
+        return any(input_id == held for _, held, _ in self._items)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def take(self) -> list[tuple[str, str]]:
+    def take(self) -> list[tuple[str, str, bool]]:
         items, self._items = self._items, []
         return items

@@ -24,6 +24,7 @@ from voice.conversation.items import item_to_json
 from voice.conversation.session_log import SessionLog
 from voice.engine.hold import Eagerness
 from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import DeviceError
 from voice.event_stream import EventStream
 from voice.kiosk.audio import AudioSetup
@@ -46,6 +47,7 @@ class KioskAssistant:
         wrap_transcriber: Callable[[Transcriber], Transcriber] | None = None,
         toolbox: McpToolbox | None = None,
         eagerness: Eagerness = Eagerness.AUTO,
+        overlap: OverlapPhrases | None = None,
     ) -> None:
         self._reopened = 0  # device reopens seen so far: the notice after one is no error
         self.work = Work(threaded=True)
@@ -56,7 +58,7 @@ class KioskAssistant:
         if wrap_transcriber is not None:
             models = replace(models, transcriber=wrap_transcriber(models.transcriber))
         self._talk = DeviceConversation(
-            make_engine(conversation, eagerness),
+            make_engine(conversation, eagerness, overlap),
             models,
             self._thinker,
             self.work,

@@ -24,6 +24,7 @@ from voice.config.llm import LlmConfig, add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
 from voice.engine.hold import Eagerness
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.audio import AudioSetup, audio_setup
@@ -88,6 +89,7 @@ def _kiosk(args: argparse.Namespace) -> int:
                     keeper,
                     toolbox,
                     configured.eagerness,
+                    configured.overlap,
                     telemetry,
                 )
             )
@@ -105,6 +107,7 @@ async def _serve(
     keeper_settings: KeeperSettings,
     toolbox: McpToolbox,
     eagerness: Eagerness,
+    overlap: OverlapPhrases,
     telemetry: Telemetry,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
@@ -126,6 +129,7 @@ async def _serve(
         keeper.gate,
         toolbox=toolbox,
         eagerness=eagerness,
+        overlap=overlap,
     )
     assistant.attach(telemetry)
     server = KioskServer(keeper, server_settings, audio.browser, telemetry.metrics, telemetry.health)

@@ -41,7 +41,8 @@ def register(subparsers: Any) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     """The scenario decides the LLM; the config chooses the speech models and adds its MCP servers.
 
-    Eagerness: a flag beats the scenario's ``turn.eagerness``, which beats the config's.
+    Eagerness: a flag beats the scenario's ``turn.eagerness``, which beats the config's; the scenario's
+    ``turn.backchannels`` and ``turn.stop_phrases`` beat the config's.
     """
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
@@ -56,6 +57,7 @@ def _simulate(args: argparse.Namespace) -> int:
         models=models,
         mcp_servers=configured.mcp_servers,
         eagerness=eagerness,
+        overlap=configured.overlap,
         partials=whisper_partials() if args.partials else None,
     )
     turns = report["turns"]

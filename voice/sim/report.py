@@ -13,7 +13,7 @@ from typing import Any
 
 from voice.audio.block import ENGINE_RATE
 from voice.conversation.items import item_to_json
-from voice.recorder import RecordedSpeech, RecordedTurn, Recorder
+from voice.recorder import RecordedOverlap, RecordedSpeech, RecordedTurn, Recorder
 from voice.sim.driver import CuePlacement
 
 REPORT_VERSION = 1
@@ -47,6 +47,10 @@ def speech_json(speech: RecordedSpeech) -> dict[str, Any]:
     return {"start_s": speech.start_s, "end_s": speech.end_s, "transcript": speech.transcript}
 
 
+def overlap_json(overlap: RecordedOverlap) -> dict[str, Any]:
+    return {"t": overlap.t, "text": overlap.text, "turn": overlap.turn}
+
+
 def assistant_report(recorder: Recorder) -> dict[str, Any]:
     """The report's figures about the assistant: turns, what the user said, discarded requests, notices."""
     report: dict[str, Any] = {
@@ -64,6 +68,10 @@ def assistant_report(recorder: Recorder) -> dict[str, Any]:
         report["duplicates"] = recorder.duplicates
     if recorder.notices:
         report["notices"] = recorder.notices
+    if recorder.backchannels:  # a listener's words over a reply: it went on, nothing was asked
+        report["backchannels"] = [overlap_json(overlap) for overlap in recorder.backchannels]
+    if recorder.stops:  # stop phrases: the reply was cut and nothing asked
+        report["stops"] = [overlap_json(overlap) for overlap in recorder.stops]
     return report
 
 

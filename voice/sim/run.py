@@ -19,6 +19,7 @@ from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.engine.hold import Eagerness
+from voice.engine.overlap import OverlapPhrases
 from voice.errors import ConfigError
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
@@ -56,15 +57,18 @@ def run_scenario(
     models: SpeechModels | None = None,
     mcp_servers: tuple[McpServerSettings, ...] = (),
     eagerness: Eagerness | None = None,
+    overlap: OverlapPhrases | None = None,
     partials: PartialDecoder | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` with the real components and write the four outputs into ``out``.
 
     The MCP servers the scenario names, and ``mcp_servers`` (the config's), answer the tool calls
-    its script does not. ``eagerness`` (a flag) overrides the scenario's, which defaults to auto.
+    its script does not. ``eagerness`` (a flag) overrides the scenario's, which defaults to auto;
+    the scenario's backchannels and stop phrases override ``overlap`` (the config's), else the defaults.
     With ``partials`` the user's words are also decoded as they speak (``input.partial`` events).
     """
     eagerness = eagerness or scenario.eagerness or Eagerness.AUTO
+    overlap = scenario.overlap or overlap
     models = models or load_speech_models()
     with contextlib.ExitStack() as stack:
         toolbox = stack.enter_context(McpToolbox((*scenario.mcp_servers, *mcp_servers)))
@@ -81,7 +85,7 @@ def run_scenario(
         pipeline = Pipeline(
             models.transcriber,
             models.synthesizer,
-            lambda: make_engine(Conversation(budget), eagerness),
+            lambda: make_engine(Conversation(budget), eagerness, overlap),
             echo_canceller,
             chat_model,
             settings,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.engine.hold import Eagerness, parse_eagerness
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, OverlapPhrases, phrase_key
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
@@ -98,6 +99,9 @@ class Scenario:
     room: Room = Room()
     mcp_servers: tuple[McpServerSettings, ...] = ()
     eagerness: Eagerness | None = None  # ``"turn": {"eagerness": ...}`` pins it; None: the config's
+    # ``"turn": {"backchannels": [...], "stop_phrases": [...]}`` pins them (a list left out: the default);
+    # None: the config's
+    overlap: OverlapPhrases | None = None
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -131,15 +135,35 @@ def _parse(path: Path, data: Any) -> Scenario:
     user = tuple(_cue(base, i, cue) for i, cue in enumerate(data["user"], start=1))
     room = _room(base, data.get("room"))
     llm, mcp = _llm(base, data["llm"]), _mcp(path, data.get("mcp"))
-    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(data.get("turn")))
+    turn = data.get("turn")
+    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn))
+
+
+_TURN_KEYS = {"eagerness", "backchannels", "stop_phrases"}
 
 
 def _eagerness(data: Any) -> Eagerness | None:
     if data is None:
         return None
-    if not isinstance(data, dict) or set(data) - {"eagerness"}:
-        raise TypeError('turn must be an object with only "eagerness"')
+    if not isinstance(data, dict) or set(data) - _TURN_KEYS:
+        raise TypeError(f"turn must be an object with only {', '.join(sorted(_TURN_KEYS))}")
     return None if data.get("eagerness") is None else parse_eagerness(data["eagerness"])
+
+
+def _overlap(data: Any) -> OverlapPhrases | None:
+    """The scenario's backchannels and stop phrases, if it names either list (``turn`` is checked)."""
+    if data is None or not {"backchannels", "stop_phrases"} & set(data):
+        return None
+    backchannels = _phrases(data, "backchannels", DEFAULT_BACKCHANNELS)
+    stop_phrases = _phrases(data, "stop_phrases", DEFAULT_STOP_PHRASES)
+    return OverlapPhrases(backchannels, stop_phrases)
+
+
+def _phrases(data: dict[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    listed = data.get(key, list(default))
+    if not isinstance(listed, list) or not all(isinstance(p, str) and phrase_key(p) for p in listed):
+        raise TypeError(f"turn.{key} must be a list of phrases with words in them")
+    return tuple(listed)
 
 
 def _mcp(path: Path, data: Any) -> tuple[McpServerSettings, ...]:

@@ -1,0 +1,116 @@
+"""What words said over a reply ask for: nothing (a listener's backchannel), silence (a stop), or the turn.
+
+A listener says "yeah", "right, right" or "I see" to show they follow, not to take the turn; "stop" or
+"never mind" asks the assistant to be quiet, not to answer. Both are matched on the whole transcript,
+normalised: case, punctuation and whisper's sound notes do not count, nor spaces and hyphens inside a
+phrase ("uh huh" is "uh-huh", "alright" is "all right"), and a run of phrases is one ("right, right",
+"okay, yeah"). A run with a stop phrase in it is a stop ("okay, stop"); anything else is a cut-in, so
+a stop phrase followed by more words ("wait, make it shorter") is answered as ever.
+
+Pure: the lists come from the config (``[turn] backchannels``, ``stop_phrases``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+from voice.engine.transcripts import spoken_words
+
+DEFAULT_BACKCHANNELS = (
+    "yeah",
+    "yes",
+    "okay",
+    "uh-huh",
+    "mm-hmm",
+    "right",
+    "I see",
+    "sure",
+    "got it",
+    "wow",
+    "oh",
+)
+DEFAULT_STOP_PHRASES = (
+    "stop",
+    "wait",
+    "hold on",
+    "be quiet",
+    "that's enough",
+    "never mind",
+    "shut up",
+    "ok stop",
+)
+# Spellings whisper gives one word in: "OK" and "okay"; a hum of m and h ("Mm.", "Mhm", "Mm-hmm.", "Hmm")
+# is how it writes "mm-hmm", in whichever voice (none of these is a word that asks for anything).
+_SPELLINGS = {"okay": "ok", "yea": "yeah", "yeh": "yeah"}
+_HUM = re.compile(r"^(?=[mh]*m)[mh]+$")
+HUM = "mmhmm"
+
+
+class Overlap(enum.Enum):
+    """The verdict on words said over a reply."""
+
+    BACKCHANNEL = "backchannel"  # the reply goes on; nothing is asked, nothing enters the history
+    STOP = "stop"  # the reply is cut; the words enter the history, and nothing is asked
+    CUT_IN = "cut_in"  # the reply is cut and the words are answered
+
+
+def word_keys(text: str) -> list[str]:
+    """The words of ``text`` as the lists are matched: no apostrophe, one spelling per word, and a hum
+    one word however whisper splits it ("Mm-hmm" is one, as "Mhm" is)."""
+    keys: list[str] = []
+    for word in spoken_words(text):
+        word = word.replace("'", "")
+        key = HUM if _HUM.match(word) else _SPELLINGS.get(word, word)
+        if key != HUM or not keys or keys[-1] != HUM:
+            keys.append(key)
+    return keys
+
+
+def phrase_key(phrase: str) -> str:
+    """A phrase of the lists as one run of letters ("I see" is "isee", "uh-huh" is "uhhuh")."""
+    return "".join(word_keys(phrase))
+
+
+class OverlapPhrases:
+    """The backchannels and stop phrases in effect, and the verdict on a transcript."""
+
+    def __init__(
+        self,
+        backchannels: tuple[str, ...] = DEFAULT_BACKCHANNELS,
+        stop_phrases: tuple[str, ...] = DEFAULT_STOP_PHRASES,
+    ) -> None:
+        self.backchannels = backchannels
+        self.stop_phrases = stop_phrases
+        self._backchannel_keys = frozenset(key for key in map(phrase_key, backchannels) if key)
+        self._stop_keys = frozenset(key for key in map(phrase_key, stop_phrases) if key)
+        # every run of leading words of a stop phrase, shorter than it ("ok" of "ok stop")
+        self._stop_starts = frozenset(
+            "".join(words[:end]) for words in map(word_keys, stop_phrases) for end in range(1, len(words))
+        )
+
+    def begins_a_stop(self, text: str) -> bool:
+        """The transcript is the first words of a stop phrase ("Okay," of "okay, stop"): more may follow."""
+        return "".join(word_keys(text)) in self._stop_starts
+
+    def verdict(self, text: str) -> Overlap:
+        """What the transcript ``text`` asks for, if it was said over a reply."""
+        words = word_keys(text)
+        if not words:
+            return Overlap.CUT_IN  # no words: the echo judgement's to call, never a listener's
+        # covered[i]: the kinds of phrase runs that say exactly words[:i] (empty: none does)
+        covered: list[set[bool]] = [set() for _ in range(len(words) + 1)]
+        covered[0].add(False)  # False: no stop phrase in the run so far
+        for end in range(1, len(words) + 1):
+            for start in range(end):
+                if not covered[start]:
+                    continue
+                key = "".join(words[start:end])
+                if key in self._stop_keys:
+                    covered[end].add(True)
+                elif key in self._backchannel_keys:
+                    covered[end] |= covered[start]
+        whole = covered[-1]
+        if whole == {False}:
+            return Overlap.BACKCHANNEL
+        return Overlap.STOP if whole else Overlap.CUT_IN
