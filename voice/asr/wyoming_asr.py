@@ -15,7 +15,9 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from voice.asr.port import Transcript, require_engine_audio
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
+from voice.remote.limits import Limits
 from voice.remote.pcm import WIDTH, to_pcm16
+from voice.remote.urls import ServerUrl
 from voice.remote.wyoming_link import WyomingConnection, WyomingLink
 
 _CHUNK_SAMPLES = 1024  # what Wyoming satellites send: 64 ms at 16 kHz
@@ -84,3 +86,10 @@ def _answer(connection: WyomingConnection) -> str:
             chunks.append(text)
         elif TranscriptStop.is_type(event.type):
             return "".join(chunks)
+
+
+def open_wyoming_transcriber(url: ServerUrl, api_key: str | None, limits: Limits) -> WyomingTranscriber:
+    """The transcriber at a wyoming:// URL (``model`` and ``language`` from its query); connects per call."""
+    return WyomingTranscriber(
+        WyomingLink.to(url, limits), model=url.options.get("model"), language=url.options.get("language")
+    )
