@@ -328,17 +328,18 @@ def synthesized_turns(which: str, snr_db: float = NOISE_SNR_DB) -> list[Turn]:
 
 
 def word_boundary(samples: Samples, words: list[tuple[float, float]]) -> tuple[int, int]:
-    """The quiet between the two words nearest the middle of ``words`` ((start_s, end_s) each), as
-    [start, end) samples: the 10 ms frames within 10 dB of the recording's quietest tenth around the
-    quietest frame from 60 ms before the first word's end to 60 ms after the next one's start (at least
-    that frame), which a pause replaces."""
+    """The quiet between the two words nearest the middle of ``words`` ((start_s, end_s) each) in
+    levelled ``samples``, as [start, end) samples, which a pause replaces: the 10 ms frames around the
+    quietest one from 60 ms before the first word's end to 60 ms after the next one's start (at least
+    that frame) that are silent as the fixtures' manifest has it (under -45 dBFS), or within 10 dB of
+    the recording's quietest tenth where its own noise is louder."""
     make = fixture_maker()
     levels = make.frame_dbfs(samples)
     middle = min(range(1, len(words)), key=lambda i: abs(i - len(words) / 2))
     low = max(0, round(words[middle - 1][1] * 100) - 6)
     high = min(len(levels), max(low + 1, round(words[middle][0] * 100) + 6))
     first = end = low + int(np.argmin(levels[low:high]))
-    quiet = float(np.percentile(levels, 10)) + 10.0
+    quiet = max(make.ACTIVE_DBFS, float(np.percentile(levels, 10)) + 10.0)
     while first > 0 and levels[first - 1] < quiet:
         first -= 1
     while end + 1 < len(levels) and levels[end + 1] < quiet:
@@ -355,7 +356,7 @@ def recorded_turns(which: str, timed_words: Any, snr_db: float = NOISE_SNR_DB) -
     for spoken in recorded(which):
         if spoken.text.rstrip().endswith((",", "-")):  # a reader's clause: the sentence goes on
             continue
-        speech = spoken.samples.astype(np.float64)
+        speech = fixture_maker().level_speech(spoken.samples.astype(np.float64))
         signal, start, end, _ = on_mic([speech], [], len(found), snr_db, recorded=True)
         found.append(Turn(spoken.name, which, spoken.voice, "real", "whole", spoken.text, signal, start, end))
         words = timed_words(speech)
