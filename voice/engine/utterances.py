@@ -7,9 +7,8 @@ reply starts without waiting for ASR. Speech past the pause drops the early offe
 At the same pause the end-of-turn model may be asked to judge the whole utterance so far (the turn up
 to the pause): if it hears a finished turn and whisper a finished sentence, or whisper punctuated a
 sentence of four words or more, or the utterance is long and the model is sure (``finished``), the turn
-ends there, without waiting out the long silence. A pause
-judged unfinished keeps the utterance open: the next pause offers it again, longer, and the long silence
-stays the fallback.
+ends there, without waiting out the long silence. A pause judged unfinished keeps the utterance open:
+the next pause offers it again, longer, and the long silence stays the fallback.
 """
 
 from __future__ import annotations
