@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from unfamiliar_speech import fixture_maker, with_noise
+from unfamiliar_speech import PAUSED, QUESTIONS, fixture_maker, with_noise
 
 from voice.audio.block import ENGINE_RATE, Samples
 from voice.audio.wav import read_wav
@@ -101,18 +101,28 @@ TURN_PAUSED_PER_VOICE = 2
 TURN_PAUSES_S = (0.40, 0.45, 0.50)
 REAL_PAUSE_S = 0.45
 REAL_PAUSED_WORDS = 6  # real recordings of this many words or more get a pause put in
+_HELD_OUT_QUESTIONS = (
+    "How many grams are in a pound?",
+    "When is my next meeting with Sarah?",
+    "Which planet is closest to the sun?",
+    "Could you play something relaxing?",
+    "How far is it to the nearest petrol station?",
+    "Turn off the kitchen lights.",
+    "What should I cook for dinner tonight?",
+    "Who won the football match yesterday?",
+    "Is the library open on Sundays?",
+    "Send a message to Tom saying I'm running late.",
+    "How do you spell necessary?",
+    "What's the difference between a frog and a toad?",
+    "What day is it today?",
+    "Is it cold outside?",
+    "Find me a recipe for pancakes.",
+    "Where is the nearest cash machine?",
+)
 TURN_QUESTIONS: dict[str, tuple[str, ...]] = {
+    # unfamiliar_speech.py's, which the rules before were tuned on too, but the held-out set's two
     "tuning": (
-        "What time does the pharmacy close today?",
-        "Can you turn the heating up a little?",
-        "Who wrote the novel Middlemarch?",
-        "Play the news from this morning.",
-        "Is it going to rain this afternoon?",
-        "Set an alarm for half past six.",
-        "What is the capital of Australia?",
-        "How do I get to the train station from here?",
-        "Tell me a joke about penguins.",
-        "Add eggs and butter to my shopping list.",
+        *(question for question in QUESTIONS if question not in _HELD_OUT_QUESTIONS),
         "Why is the sky blue?",
         "What's the time?",
         "Are you still there?",
@@ -120,39 +130,11 @@ TURN_QUESTIONS: dict[str, tuple[str, ...]] = {
         "How long should I boil an egg?",
         "Read me the latest headlines.",
     ),
-    "held_out": (
-        "How many grams are in a pound?",
-        "When is my next meeting with Sarah?",
-        "Which planet is closest to the sun?",
-        "Could you play something relaxing?",
-        "How far is it to the nearest petrol station?",
-        "Turn off the kitchen lights.",
-        "What should I cook for dinner tonight?",
-        "Who won the football match yesterday?",
-        "Is the library open on Sundays?",
-        "Send a message to Tom saying I'm running late.",
-        "How do you spell necessary?",
-        "What's the difference between a frog and a toad?",
-        "What day is it today?",
-        "Is it cold outside?",
-        "Find me a recipe for pancakes.",
-        "Where is the nearest cash machine?",
-    ),
+    "held_out": _HELD_OUT_QUESTIONS,
 }
 # (first part, rest, whether the first part alone sounds like a finished turn)
 TURN_PAUSED: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "tuning": (
-        ("Turn on the lights", "in the living room.", True),
-        ("Could you tell me", "how far away the moon is?", False),
-        ("Play some music", "by Miles Davis.", True),
-        ("I was thinking", "about a trip to Rome.", False),
-        ("What's the time", "in New York?", True),
-        ("Can you find", "a good Italian restaurant nearby?", False),
-        ("Call my mother", "when I get home.", True),
-        ("The thing is", "my train is running late.", False),
-        ("Add milk", "to the shopping list.", True),
-        ("How about", "a film tonight?", False),
-    ),
+    "tuning": PAUSED,  # unfamiliar_speech.py's, which the rules before were tuned on too
     "held_out": (
         ("Book a table", "for four at eight o'clock.", True),
         ("I'd like to know", "when the next bus leaves.", False),
