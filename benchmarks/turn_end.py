@@ -23,23 +23,33 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
 - ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
   fixtures, to see why a turn did or did not end early.
 
-``--unfamiliar`` measures instead on speech the project was not tuned on (benchmarks/unfamiliar_speech.py:
-piper and 24 espeak-ng voices, clean and under noise), through the same real VAD, whisper, Smart Turn
-and engine in virtual time:
+``--set tuning`` or ``--set held_out`` measures instead on that set of benchmarks/hearing_sets.py (``turns``:
+whole questions and requests in voices the project was not tuned on, the same said with a 0.40-0.50 s
+pause, real recordings whole and with a pause), beside the project's own speech fixtures, under
+``high`` and ``auto``, through the assistant's own guarded whisper, Smart Turn and engine in virtual time:
 
-- ``whole_questions``: the share whose turn was judged finished at the short pause (the request went out
-  in the same block as Smart Turn's judgement), in all, per voice family, per condition, and over the
-  families a change was tuned on and the held-out ones; for the others, why not (``why_not``: Smart Turn
-  heard an unfinished turn, whisper wrote no sentence end, both, or the VAD never paused before the end),
-  with Smart Turn's probability and whisper's text at the last pause; ``ended_inside``: whole questions
-  ended at a pause inside them (the request went out 300 ms or more before the last word's end).
-- ``mid_sentence_pauses``: the questions said with a 0.40-0.50 s pause: how many had a request sent into
-  the pause (``ended_at_the_pause``, by whether the first part sounds finished), and with ``--room``
+- ``whole_at_the_short_pause``: per eagerness and column, the share of whole turns judged finished at
+  the short pause (the request went out in the same block as Smart Turn's judgement), per family; the
+  median of the request's time after the last word; for the others, why not (``why_not``: Smart Turn
+  heard an unfinished turn, whisper wrote no sentence end, both, or the VAD never paused before the
+  end), with Smart Turn's probability and whisper's text at the last pause; ``ended_inside``: whole
+  turns ended at a pause inside them (the request went out 300 ms or more before the last word's end).
+- ``pauses``: the turns said with a pause: how many had a request sent into it, and with ``--room``
   how many the user heard answered into it in the whole room under ``auto`` (``heard_in_auto``).
-- ``runs``: every run with each judged pause (ms after the speech's end, Smart Turn's p, whisper's text).
+- ``voice_to_voice`` (``--realtime RUNS``): end of the user's last word to the first reply audio, in the
+  room paced by the wall clock with a scripted LLM whose reply is there at once, each turn alone in a
+  new session, under ``high`` and ``auto``: every ``--realtime-every``-th whole turn of the set beside
+  eagerness.py --realtime's fixtures (what-weather, paris-pause, tokyo-pause); medians. Take it on a
+  quiet machine.
+- ``rows`` (with ``--against TREE``): those figures for both trees side by side.
+
+``--snr DB`` puts the set's turns under louder pink noise (the sets' own is 40 dB below the speech);
+``--asr-model NAME`` hears them with another whisper (``whisper-base``: what a better model gives, and
+its cost in the request's delay).
 
 Usage: python benchmarks/turn_end.py [--pause-s 0.45]
-       python benchmarks/turn_end.py --unfamiliar [--room] [--every N] [--against TREE]
+       python benchmarks/turn_end.py --set {tuning,held_out} [--every N] [--room] [--realtime RUNS
+       [--realtime-every N]] [--snr DB] [--asr-model NAME] [--against TREE]
 """
 
 from __future__ import annotations
@@ -47,17 +57,19 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from against import run_against, without_against
-from unfamiliar_speech import Said, corpus
+from hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
@@ -66,10 +78,11 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav, write_wav
 from voice.cancel import CancelToken
-from voice.components import SpeechModels
+from voice.components import SpeechChoice, SpeechModels, load_speech_models, make_engine
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall, UserText
 from voice.engine.engine import Engine
+from voice.engine.hold import Eagerness
 from voice.engine.inputs import MicAudio
 from voice.engine.transcripts import ends_a_sentence
 from voice.engine.utterances import COMPLETE_ABOVE
@@ -251,28 +264,37 @@ def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudg
 REPLY = "Here is what I found for you, in a few short words."
 
 
-def room_run(case: Case, models: SpeechModels, folder: Path) -> dict[str, Any]:
-    """``case`` said into the virtual room, answered at once by a scripted LLM; the run's report."""
+def room_run(
+    case: Case,
+    models: SpeechModels,
+    folder: Path,
+    eagerness: Eagerness = Eagerness.AUTO,
+    realtime: bool = False,
+) -> dict[str, Any]:
+    """``case`` said into the virtual room, answered at once by a scripted LLM; the run's report.
+    In real time the room is left 1 s after the signal (the reply has begun by then), else 5 s."""
     wav = folder / "user.wav"
     write_wav(wav, AudioBlock(case.signal, ENGINE_RATE))
     scenario = {
         "version": 1,
         "llm": {"replies": [REPLY, REPLY, REPLY], "first_delta_ms": 0, "delta_ms": 0},
         "user": [{"wav": str(wav), "at_s": 0.0}],
-        "end_s": round(len(case.signal) / ENGINE_RATE + 5.0, 2),
+        "end_s": round(len(case.signal) / ENGINE_RATE + (1.0 if realtime else 5.0), 2),
     }
     path = folder / "scenario.json"
     path.write_text(json.dumps(scenario), encoding="utf-8")
     out = folder / "out"
-    report: dict[str, Any] = run_scenario(load_scenario(path), out, models=models)
+    report: dict[str, Any] = run_scenario(
+        load_scenario(path), out, models=models, eagerness=eagerness, realtime=realtime
+    )
     return report
 
 
 def heard_into_pause(
     cases: list[Case],
-    transcriber: WhisperTranscriber,
+    transcriber: Transcriber,
     synthesizer: Any,
-    judges: dict[str, TimedJudge | None],
+    judges: dict[str, EndOfTurn | None],
 ) -> dict[str, Any]:
     """Runs whose reply audio started before the user's last word, with each end-of-turn judge."""
     found: dict[str, Any] = {}
@@ -295,7 +317,7 @@ def heard_into_pause(
 class Noted:
     """Whisper and Smart Turn in one run, noting in order what each said (a judgement follows its text)."""
 
-    def __init__(self, transcriber: WhisperTranscriber, model: SmartTurn) -> None:
+    def __init__(self, transcriber: Transcriber, model: EndOfTurn) -> None:
         self._transcriber = transcriber
         self._model = model
         self.said: list[tuple[str, Any]] = []
@@ -307,7 +329,7 @@ class Noted:
 
     def probability_complete(self, audio: AudioBlock) -> float:
         probability = self._model.probability_complete(audio)
-        self.said.append(("smart_turn", (len(audio.samples), probability)))
+        self.said.append(("smart_turn", (audio.end, probability)))
         return probability
 
     def judgements(self, speech_end: int) -> list[dict[str, Any]]:
@@ -317,26 +339,36 @@ class Noted:
             if who == "whisper":
                 text = what
             else:
-                length, probability = what
-                at_ms = round((length - speech_end) * 1000 / ENGINE_RATE)
+                end, probability = what
+                at_ms = round((end - speech_end) * 1000 / ENGINE_RATE)
                 found.append({"at_ms": at_ms, "p": round(probability, 3), "whisper": text})
         return found
 
 
-def judged_run(said: Said, transcriber: WhisperTranscriber, model: SmartTurn) -> dict[str, Any]:
-    """``said`` through the VAD, whisper, Smart Turn and engine until the first request goes out."""
-    noted = Noted(transcriber, model)
-    runner, requests = listening(noted, noted)
+def judged_run(turn: Turn, models: SpeechModels, eagerness: Eagerness) -> dict[str, Any]:
+    """``turn`` through the VAD, whisper, Smart Turn and engine of ``eagerness`` until the first request."""
+    assert models.end_of_turn is not None
+    noted = Noted(models.transcriber, models.end_of_turn)
+    requests = Requests()
+    runner = ActionRunner(
+        make_engine(eagerness=eagerness),
+        noted,
+        NoVoice(),
+        requests,
+        Work(threaded=False),
+        PlaybackBuffer(ENGINE_RATE),
+        end_of_turn=noted,
+    )
     sent, early = None, False
-    for start in range(0, len(said.signal) - BLOCK + 1, BLOCK):
+    for start in range(0, len(turn.signal) - BLOCK + 1, BLOCK):
         judged_before = sum(who == "smart_turn" for who, _ in noted.said)
-        runner.feed(MicAudio(AudioBlock(said.signal[start : start + BLOCK], ENGINE_RATE, start)))
+        runner.feed(MicAudio(AudioBlock(turn.signal[start : start + BLOCK], ENGINE_RATE, start)))
         if requests.sent:
             sent = start + BLOCK
             # ended at the pause: the request went out on the judgement, not on the VAD's long silence
             early = sum(who == "smart_turn" for who, _ in noted.said) > judged_before
             break
-    judgements = noted.judgements(said.speech_end)
+    judgements = noted.judgements(turn.speech_end)
     last = judgements[-1] if judgements else None
     why_not = None
     if not early:
@@ -346,16 +378,16 @@ def judged_run(said: Said, transcriber: WhisperTranscriber, model: SmartTurn) ->
             unfinished, no_stop = last["p"] <= COMPLETE_ABOVE, not ends_a_sentence(last["whisper"])
             why_not = "both" if unfinished and no_stop else "smart_turn" if unfinished else "whisper"
     return {
-        "name": said.name,
-        "family": said.family,
-        "condition": said.condition,
-        "held_out": said.held_out,
-        "first_part_sounds_finished": said.first_part_sounds_finished,
+        "name": turn.name,
+        "family": turn.family,
+        "kind": turn.kind,
+        "eagerness": eagerness.value,
+        "first_part_sounds_finished": turn.first_part_sounds_finished,
         "early": early,
-        "into_pause": sent is not None and sent < said.speech_end,
+        "into_pause": sent is not None and sent < turn.speech_end,
         "sent_ms_after_speech": None
         if sent is None
-        else round((sent - said.speech_end) * 1000 / ENGINE_RATE),
+        else round((sent - turn.speech_end) * 1000 / ENGINE_RATE),
         "why_not": why_not,
         "judgements": judgements,
     }
@@ -372,67 +404,179 @@ def by(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
     }
 
 
-def unfamiliar(every: int, room: bool) -> dict[str, Any]:
-    """The share of whole questions ended at the short pause, and pauses ended or answered into."""
-    said = corpus()[::every]
-    transcriber, model = WhisperTranscriber(), SmartTurn()
-    paused = [s for s in said if s.pause_after is not None]
-    runs = []
-    for index, one in enumerate(said):
-        print(f"{index + 1}/{len(said)} {one.name}", file=sys.stderr)
-        runs.append(judged_run(one, transcriber, model))
-    whole_runs = [r for r, s in zip(runs, said, strict=True) if s.pause_after is None]
-    paused_runs = [r for r, s in zip(runs, said, strict=True) if s.pause_after is not None]
-    not_early = [r for r in whole_runs if not r["early"]]
-    result: dict[str, Any] = {
-        "whole_questions": {
-            "all": share(whole_runs),
-            "tuned_on": share([r for r in whole_runs if not r["held_out"]]),
-            "held_out": share([r for r in whole_runs if r["held_out"]]),
-            "per_family": by(whole_runs, "family"),
-            "per_condition": by(whole_runs, "condition"),
-            "ended_inside": [
-                r["name"] for r in whole_runs if r["early"] and r["sent_ms_after_speech"] < INSIDE_MS
-            ],
-            "why_not": {
-                why: sum(r["why_not"] == why for r in not_early)
-                for why in sorted({r["why_not"] for r in not_early})
-            },
-            "not_ended_at_the_pause": [
-                {
-                    "name": r["name"],
-                    "why_not": r["why_not"],
-                    "sent_ms_after_speech": r["sent_ms_after_speech"],
-                    "last_judgement": (r["judgements"] or [None])[-1],
-                }
-                for r in not_early
-            ],
+def fixture_turns() -> list[Turn]:
+    """The project's own speech fixtures as turns: whole, or with the pause each was recorded with."""
+    manifest = json.loads((AUDIO / "manifest.json").read_text())
+    lead, found = round(LEAD_S * ENGINE_RATE), []
+    for fixture in manifest["fixtures"]:
+        if fixture["kind"] != "speech":
+            continue
+        pauses = fixture["pauses"]
+        found.append(
+            Turn(
+                fixture["file"],
+                "fixtures",
+                fixture["voice"],
+                "fixtures",
+                "paused" if pauses else "whole",
+                fixture["text"],
+                padded(read_wav(AUDIO / fixture["file"]).samples),
+                lead + round(fixture["start_s"] * ENGINE_RATE),
+                lead + round(fixture["end_s"] * ENGINE_RATE),
+                lead + round(pauses[0]["start_s"] * ENGINE_RATE) if pauses else None,
+            )
+        )
+    return found
+
+
+def word_times(transcriber: WhisperTranscriber) -> Callable[[Samples], list[tuple[float, float]]]:
+    """Whisper's (start_s, end_s) of each word it hears: where a recording's pause is put."""
+
+    def timed(samples: Samples) -> list[tuple[float, float]]:
+        block = AudioBlock(np.asarray(samples, dtype=np.float32), ENGINE_RATE)
+        return [(word.start_s, word.end_s) for word in transcriber.transcribe(block, word_timings=True).words]
+
+    return timed
+
+
+def at_the_pause(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whole turns: the share ended at the short pause, per family, why not, and the request's delay."""
+    whole = [r for r in runs if r["kind"] == "whole"]
+    not_early = [r for r in whole if not r["early"]]
+    delays = [r["sent_ms_after_speech"] for r in whole if r["sent_ms_after_speech"] is not None]
+    return {
+        **share(whole),
+        "per_family": by(whole, "family"),
+        "request_ms_after_speech_median": statistics.median(delays) if delays else None,
+        "ended_inside": [r["name"] for r in whole if r["early"] and r["sent_ms_after_speech"] < INSIDE_MS],
+        "why_not": {
+            why: sum(r["why_not"] == why for r in not_early)
+            for why in sorted({r["why_not"] for r in not_early})
         },
-        "mid_sentence_pauses": {
-            "runs": len(paused_runs),
-            "ended_at_the_pause": {
-                label: sum(
-                    r["into_pause"]
-                    for r, s in zip(paused_runs, paused, strict=True)
-                    if s.first_part_sounds_finished is finished
-                )
-                for label, finished in (
-                    ("first_part_sounds_finished", True),
-                    ("first_part_unfinished", False),
-                )
-            },
-            "ended_into_the_pause": [
-                {"name": r["name"], "judgements": r["judgements"]} for r in paused_runs if r["into_pause"]
-            ],
-        },
+        "not_ended_at_the_pause": [
+            {
+                "name": r["name"],
+                "why_not": r["why_not"],
+                "sent_ms_after_speech": r["sent_ms_after_speech"],
+                "last_judgement": (r["judgements"] or [None])[-1],
+            }
+            for r in not_early
+        ],
     }
+
+
+def into_pauses(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Turns with a mid-sentence pause: how many had a request sent into the pause."""
+    paused = [r for r in runs if r["kind"] == "paused"]
+    return {
+        "runs": len(paused),
+        "request_into_the_pause": sum(r["into_pause"] for r in paused),
+        "by_first_part": {
+            label: sum(r["into_pause"] for r in paused if r["first_part_sounds_finished"] is finished)
+            for label, finished in (("sounds_finished", True), ("unfinished", False), ("unknown", None))
+        },
+        "ended_into_the_pause": [
+            {"name": r["name"], "judgements": r["judgements"]} for r in paused if r["into_pause"]
+        ],
+    }
+
+
+def voice_to_voice_ms(report: dict[str, Any], turn: Turn) -> float | None:
+    """End of the user's last word to the first reply audio heard out after it (None if none was)."""
+    heard = [
+        t["audio_start_s"]
+        for t in report["turns"]
+        if t["audio_start_s"] is not None
+        and not t["interrupted"]
+        and t["audio_start_s"] >= turn.speech_end / ENGINE_RATE
+    ]
+    return round((min(heard) - turn.speech_end / ENGINE_RATE) * 1000, 1) if heard else None
+
+
+def realtime(columns: dict[str, list[Turn]], models: SpeechModels, runs: int, folder: Path) -> dict[str, Any]:
+    """Voice-to-voice in the room paced by the wall clock, per eagerness and column: each turn said alone in
+    a new session, answered at once by a scripted LLM, ``runs`` times, the cells interleaved."""
+    found: dict[str, dict[str, list[float | None]]] = {
+        e.value: {column: [] for column in columns} for e in (Eagerness.HIGH, Eagerness.AUTO)
+    }
+    for number in range(runs):
+        for eagerness in (Eagerness.HIGH, Eagerness.AUTO):
+            for column, said in columns.items():
+                for turn in said:
+                    print(f"real time {number + 1}/{runs} {eagerness.value}: {turn.name}", file=sys.stderr)
+                    case = Case(turn.name, turn.signal, turn.speech_end)
+                    with tempfile.TemporaryDirectory(dir=folder) as work:
+                        report = room_run(case, models, Path(work), eagerness=eagerness, realtime=True)
+                    found[eagerness.value][column].append(voice_to_voice_ms(report, turn))
+    return {
+        eagerness: {
+            column: {
+                "median_ms": median_of(values),
+                "heard": sum(v is not None for v in values),
+                "of": len(values),
+                "ms": values,
+            }
+            for column, values in by_column.items()
+        }
+        for eagerness, by_column in found.items()
+    }
+
+
+def median_of(values: list[float | None]) -> float | None:
+    heard = [v for v in values if v is not None]
+    return round(statistics.median(heard), 1) if heard else None
+
+
+REALTIME_FIXTURES = ("what-weather.wav", "paris-pause.wav", "tokyo-pause.wav")  # eagerness.py --realtime's
+
+
+def on_set(args: argparse.Namespace) -> dict[str, Any]:
+    """Whole turns ended at the short pause and pauses answered into, on ``args.set`` beside the
+    fixtures, under ``high`` and ``auto``; voice-to-voice in real time with ``args.realtime`` runs."""
+    which = args.set
+    load = [round(os.getloadavg()[0], 2)]
+    models = load_speech_models(SpeechChoice(asr_model=args.asr_model))
+    timer = WhisperTranscriber()  # tiny.en's word times place a recording's pause, whatever hears it
+    columns = {which: turns(which, word_times(timer), args.snr)[:: args.every], "fixtures": fixture_turns()}
+    result: dict[str, Any] = {
+        "set": which,
+        "every": args.every,
+        "snr_db": args.snr,
+        "asr_model": args.asr_model,
+    }
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for column, cases in columns.items():
+        runs[column] = []
+        for eagerness in (Eagerness.HIGH, Eagerness.AUTO):
+            for index, turn in enumerate(cases):
+                print(f"{column} {eagerness.value} {index + 1}/{len(cases)} {turn.name}", file=sys.stderr)
+                runs[column].append(judged_run(turn, models, eagerness))
+    result["whole_at_the_short_pause"] = {
+        e.value: {c: at_the_pause([r for r in runs[c] if r["eagerness"] == e.value]) for c in columns}
+        for e in (Eagerness.HIGH, Eagerness.AUTO)
+    }
+    result["pauses"] = {
+        e.value: {c: into_pauses([r for r in runs[c] if r["eagerness"] == e.value]) for c in columns}
+        for e in (Eagerness.HIGH, Eagerness.AUTO)
+    }
+    if args.room:
+        heard = {}
+        for column, cases in columns.items():
+            paused = [Case(t.name, t.signal, t.speech_end) for t in cases if t.kind == "paused"]
+            heard[column] = heard_into_pause(
+                paused, models.transcriber, models.synthesizer, {"auto": models.end_of_turn}
+            )["auto"]
+        result["pauses"]["heard_in_auto"] = heard
+    if args.realtime:
+        fixtures = [t for t in columns["fixtures"] if t.name in REALTIME_FIXTURES]
+        whole = [t for t in columns[which] if t.kind == "whole"][:: args.realtime_every]
+        with tempfile.TemporaryDirectory(prefix="turn-end-") as folder:
+            result["voice_to_voice"] = realtime(
+                {which: whole, "fixtures": fixtures}, models, args.realtime, Path(folder)
+            )
+    load.append(round(os.getloadavg()[0], 2))
+    result["load_1min"] = load
     result["runs"] = runs
-    if room:
-        cases = [Case(s.name, s.signal, s.speech_end) for s in paused]
-        judge = TimedJudge(model)
-        result["mid_sentence_pauses"]["heard_in_auto"] = heard_into_pause(
-            cases, transcriber, PiperSynthesizer(), {"auto": judge}
-        )["auto"]
     return result
 
 
@@ -458,22 +602,67 @@ def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartT
     return found
 
 
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    """The figures the targets name, flat: ``COLUMN ROW`` for the set and the fixtures."""
+    found: dict[str, Any] = {}
+    columns = (result["set"], "fixtures")
+    for eagerness in ("high", "auto"):
+        for column in columns:
+            whole = result["whole_at_the_short_pause"][eagerness][column]
+            found[f"{column} {eagerness}: whole turns ended at the short pause"] = whole["share"]
+            found[f"{column} {eagerness}: request ms after the speech, median (virtual)"] = whole[
+                "request_ms_after_speech_median"
+            ]
+            pauses = result["pauses"][eagerness][column]
+            found[f"{column} {eagerness}: requests into a pause (of {pauses['runs']})"] = pauses[
+                "request_into_the_pause"
+            ]
+    for column in columns:
+        heard = result["pauses"].get("heard_in_auto", {}).get(column)
+        if heard is not None:
+            found[f"{column} auto: replies heard into a pause"] = heard["count"]
+    for eagerness, by_column in result.get("voice_to_voice", {}).items():
+        for column, cell in by_column.items():
+            found[f"{column} {eagerness}: voice-to-voice ms, median (real time)"] = cell["median_ms"]
+    found["load_1min"] = result["load_1min"]
+    return found
+
+
+def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> dict[str, Any]:
+    """The headline figures of both trees next to each other; both results follow."""
+    rows, then = headline(after), headline(before)
+    return {
+        "before_tree": tree,
+        "rows": {key: {"before": then.get(key), "after": value} for key, value in rows.items()},
+        "before": before,
+        "after": after,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pause-s", type=float, default=0.45, help="the pause put between two words")
-    parser.add_argument("--unfamiliar", action="store_true", help="measure on unfamiliar_speech.py's corpus")
-    parser.add_argument("--room", action="store_true", help="with --unfamiliar: pauses in the room too")
-    parser.add_argument("--every", type=int, default=1, help="with --unfamiliar: every Nth utterance")
-    parser.add_argument("--against", type=Path, help="with --unfamiliar: another tree to run first")
+    parser.add_argument("--set", choices=SETS, help="measure on this set of benchmarks/hearing_sets.py")
+    parser.add_argument("--every", type=int, default=1, help="with --set: every Nth turn of the set")
+    parser.add_argument("--room", action="store_true", help="with --set: pauses in the room too")
+    parser.add_argument(
+        "--realtime", type=int, default=0, metavar="RUNS", help="with --set: voice-to-voice, RUNS times"
+    )
+    parser.add_argument(
+        "--realtime-every", type=int, default=4, help="with --realtime: every Nth whole turn of the set"
+    )
+    parser.add_argument(
+        "--snr", type=float, default=NOISE_SNR_DB, help="with --set: pink noise this many dB below the speech"
+    )
+    parser.add_argument("--asr-model", help="with --set: the whisper model that hears (default tiny.en)")
+    parser.add_argument("--against", type=Path, help="with --set: another tree to run first")
     args = parser.parse_args()
-    if args.unfamiliar:
+    if args.set:
         before = None
         if args.against is not None:
             before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-        after = unfamiliar(args.every, args.room)
-        found = (
-            after if before is None else {"before_tree": str(args.against), "before": before, "after": after}
-        )
+        after = on_set(args)
+        found = after if before is None else side_by_side(before, after, str(args.against))
         print(json.dumps(found, indent=2))
         return
 

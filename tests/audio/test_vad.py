@@ -431,6 +431,20 @@ def test_a_fan_switched_on_is_learnt_as_noise_within_seconds(question: np.ndarra
     assert abs(question_end.sample - (asked + len(speech))) <= 150 * MS
 
 
+def test_a_question_ends_in_a_quiet_room_where_it_ends_in_silence(question: np.ndarray) -> None:
+    """Faint noise after the last word is the room: the turn's end is not heard later for it."""
+    speech = audible(question)
+    silent = np.zeros(LEAD + len(speech) + int(1.5 * RATE), dtype=np.float32)
+    silent[LEAD : LEAD + len(speech)] = speech
+
+    ends = [
+        next(e.sample for e, _ in run(signal) if isinstance(e, VoiceEnded))
+        for signal in (silent, in_noise(speech, snr_db=40.0))
+    ]
+
+    assert abs(ends[1] - ends[0]) <= DEFAULT_QUIET.frame_ms * MS
+
+
 def test_a_quiet_speaker_in_a_quiet_room_is_still_heard(question: np.ndarray) -> None:
     speech = audible(question)
     signal = noise_floor(LEAD / RATE + len(speech) / RATE + 1.5, level=0.0002)  # about -74 dBFS

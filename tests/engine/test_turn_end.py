@@ -110,10 +110,23 @@ def test_a_whole_question_is_answered_at_the_short_pause_though_the_model_hears_
     assert room.engine.phase is Phase.HOLDING
 
 
+def test_a_four_word_question_whisper_punctuated_is_answered_though_the_model_hears_it_unfinished() -> None:
+    room = Room()
+    paused(room)
+    room.engine.handle(TranscriptReady(1, "Are you still there?"))
+
+    actions = room.engine.handle(TurnEndJudged(1, NOT_YET))
+
+    assert [type(a) for a in actions] == [SendRequest, PausePlayback]  # the hold still guards the pause
+    assert room.engine.phase is Phase.HOLDING
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        "Could you tell me?",
+        "Set a timer.",
+        "What's the weather?",
+        "Could you tell me",
         "Can you turn the lights and",
         "What is the weather like in the.",
         "What's the weather? In time?",  # the last sentence is a scrap

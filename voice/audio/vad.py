@@ -41,7 +41,11 @@ class VadSettings:
     less than ``above_floor_db`` louder than the noise floor (the quietest frame of the last
     ``NOISE_FLOOR_MS`` heard while the assistant was silent) and not within ``FLOOR_HANGOVER_MS`` after one
     that is: webrtcvad calls most frames of steady noise (a fan, a street) voiced, so the pause at the end
-    of a question would never be heard.
+    of a question would never be heard. Nor does a frame within that hangover count, inside an
+    utterance, when it is ``faint_below_peak_db`` or more below the loudest frame of the last
+    ``NOISE_FLOOR_MS``: in a quiet room such a frame is the room, not the voice, and counting it ended
+    every turn up to 100 ms late (the tail of a voice 40 dB above faint noise was heard 80 ms longer
+    than the same voice in silence).
     With a speech model, speech also starts once ``quick_voiced_ms`` are voiced within the window while the
     model has heard speech (``speech_probability`` or more) in every frame of the last ``quick_speech_ms``: a
     voice needs less webrtcvad evidence than a cough or a knock, which the model does not call speech.
@@ -64,6 +68,7 @@ class VadSettings:
     speech_probability: float = 0.5
     lull_ms: int | None = None
     lull_within_ms: int = 1000
+    faint_below_peak_db: float | None = None
 
     def __post_init__(self) -> None:
         if self.aggressiveness not in (0, 1, 2, 3):
@@ -86,6 +91,8 @@ class VadSettings:
             )
         if self.above_floor_db < 0:
             raise ConfigError(f"VAD above_floor_db must not be negative, got {self.above_floor_db}")
+        if self.faint_below_peak_db is not None and self.faint_below_peak_db <= 0:
+            raise ConfigError(f"VAD faint_below_peak_db must be positive, got {self.faint_below_peak_db}")
         if self.quick_speech_ms <= 0 or not 0.0 < self.speech_probability < 1.0:
             raise ConfigError("VAD quick_speech_ms must be positive and speech_probability within (0, 1)")
         if self.lull_ms is not None and not 0 < self.lull_ms < (self.speculate_ms or self.end_silence_ms):
@@ -100,8 +107,9 @@ class VadSettings:
         return max(1, math.ceil(ms / self.frame_ms))
 
 
-# Listening while the assistant is silent: catch the first syllable quickly.
-DEFAULT_QUIET = VadSettings()
+# Listening while the assistant is silent: catch the first syllable quickly, and the end of the last
+# one as the fixtures measure it (35 dB below a levelled voice's loudest frames is about -45 dBFS).
+DEFAULT_QUIET = VadSettings(faint_below_peak_db=35.0)
 # While the assistant speaks: more confidence, more voiced audio and more level before cutting it off;
 # less voiced audio when the speech model hears a voice in it; a short burst is looked at after 40 ms of
 # silence, so a listener's "yeah" lets the reply go on soon (voice/engine/engine.py, BACKCHANNEL_SILENCE_MS).
@@ -332,16 +340,23 @@ class VoiceActivityDetector:
         if not assistant_speaking:
             self._levels.append(level)
         floor = min(self._levels, default=-math.inf)
+        peak = max(self._levels, default=math.inf)
         speech = {a: vad.is_speech(pcm, self.rate) for a, vad in self._vads.items()}
-        return self._voiced(0, speech, level, floor), self._voiced(1, speech, level, floor)
+        return self._voiced(0, speech, level, floor, peak), self._voiced(1, speech, level, floor, peak)
 
-    def _voiced(self, mode: int, speech: dict[int, bool], level: float, floor: float) -> bool:
+    def _voiced(self, mode: int, speech: dict[int, bool], level: float, floor: float, peak: float) -> bool:
         settings = self._settings[mode]
         above_floor = level >= floor + settings.above_floor_db
         self._above_floor_ago[mode] = (
             0 if above_floor else min(self._above_floor_ago[mode] + 1, self._hangover + 1)
         )
-        standing_out = self._above_floor_ago[mode] <= self._hangover
+        # within an utterance only: onsets stay as they were (a short sound is heard as before)
+        faint = (
+            settings.faint_below_peak_db is not None
+            and self._active is not None
+            and level < peak - settings.faint_below_peak_db
+        )
+        standing_out = above_floor or (self._above_floor_ago[mode] <= self._hangover and not faint)
         return speech[settings.aggressiveness] and level >= settings.min_level_dbfs and standing_out
 
     def _step(self, frame: _Frame, mode: int) -> VadEvent | None:

@@ -24,6 +24,9 @@ ONSET_WORDS = 3  # echo reaches the mic while the assistant says it: the words j
 FRAGMENT_S = 0.3  # voiced for less than this over the reply, it is a scrap of leaked echo
 MAX_WORDS_PER_S = 8.0  # faster than anyone speaks: whisper guessing words into a scrap of sound
 WHOLE_SENTENCE_WORDS = 5  # lead-ins before a pause ("Set a timer", "I was wondering") are shorter
+# With whisper's full stop or question mark, four words make a whole sentence ("Are you still there?");
+# lead-ins whisper punctuates are mostly shorter ("Set a timer.", "What's the weather?").
+WHOLE_PUNCTUATED_WORDS = 4
 # Articles, conjunctions and possessives leave a sentence hanging, whatever whisper's full stop says.
 _HANGING_WORDS = frozenset(
     {"a", "an", "the", "and", "or", "but", "because", "if", "my", "your", "our", "their"}
@@ -49,15 +52,15 @@ def ends_a_sentence(text: str) -> bool:
     return bool(_SENTENCE_END.search(text))
 
 
-def is_sentence_long(text: str) -> bool:
-    """True if the transcript's last sentence has at least WHOLE_SENTENCE_WORDS words and neither trails
+def is_sentence_long(text: str, words_at_least: int = WHOLE_SENTENCE_WORDS) -> bool:
+    """True if the transcript's last sentence has at least ``words_at_least`` words and neither trails
     off ("...", ",") nor ends on a word no sentence ends with ("the", "and", "my"), nor, without whisper's
-    full stop, on a preposition ("Tell me a short story of"); lead-ins ("Could you tell me") are shorter,
-    and so is a scrap after a sentence ("What's the weather? In time?")."""
+    full stop, on a preposition ("Tell me a short story of"); lead-ins ("Could you tell me") are shorter
+    than WHOLE_SENTENCE_WORDS, and so is a scrap after a sentence ("What's the weather? In time?")."""
     words = spoken_words(_SENTENCE_BREAK.split(text.strip())[-1])
     hanging = _HANGING_WORDS if ends_a_sentence(text) else _HANGING_WORDS | _PREPOSITIONS
     ends_open = not words or words[-1] in hanging or bool(_TRAILING.search(text))
-    return len(words) >= WHOLE_SENTENCE_WORDS and not ends_open
+    return len(words) >= words_at_least and not ends_open
 
 
 def sounds_like_echo(transcript: str, recently_played: str, at_pause: int, threshold: float = 0.8) -> bool:

@@ -5,10 +5,10 @@ sure the turn ended; if it ends at that very sample, the early transcript is the
 reply starts without waiting for ASR. Speech past the pause drops the early offer.
 
 At the same pause the end-of-turn model may be asked to judge the whole utterance so far (the turn up
-to the pause): if it hears a finished turn and whisper a finished sentence, or the utterance is long and
-one of them is sure (``finished``), the turn ends there, without waiting out the long silence. A pause
-judged unfinished keeps the utterance open: the next pause offers it again, longer, and the long silence
-stays the fallback.
+to the pause): if it hears a finished turn and whisper a finished sentence, or whisper punctuated a
+sentence of four words or more, or the utterance is long and the model is sure (``finished``), the turn
+ends there, without waiting out the long silence. A pause judged unfinished keeps the utterance open:
+the next pause offers it again, longer, and the long silence stays the fallback.
 
 A short burst over a reply is also transcribed at its first lull (``glance``), 40 ms into its silence:
 if it is a listener's "yeah" the engine ends it there and the reply goes on, long before the pause (or
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
 from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
-from voice.engine.transcripts import ends_a_sentence, is_sentence_long
+from voice.engine.transcripts import WHOLE_PUNCTUATED_WORDS, ends_a_sentence, is_sentence_long
 from voice.errors import ProtocolError
 
 TranscriptOutcome = TranscriptReady | TranscriptFailed
@@ -34,15 +34,18 @@ def finished(probability: float, text: str) -> bool:
     """Whether a pause ends the turn, from the end-of-turn model's ``probability`` and whisper's ``text``.
 
     A short utterance needs both to agree: the model hears "I was wondering" as finished, whisper writes
-    "Set a timer." before the user goes on. A long one (is_sentence_long) needs one sure sign: the model
-    hears many whole questions in voices it was not trained on as unfinished (espeak-ng's: p 0.01-0.3
-    where whisper wrote the question word for word), and whisper leaves out the full stop of words it
-    is unsure of ("who wrote the novel middle mark").
+    "Set a timer." before the user goes on. A sentence whisper punctuated needs no more than that once
+    it has WHOLE_PUNCTUATED_WORDS words: the model hears many whole questions in voices it was not
+    trained on as unfinished (espeak-ng's: p 0.01-0.3 where whisper wrote "Are you still there?" or
+    the question word for word). Unpunctuated, a long one (is_sentence_long) needs the model sure of
+    it: whisper leaves out the full stop of words it is unsure of ("who wrote the novel middle mark").
     """
     punctuated = ends_a_sentence(text)
     if probability > COMPLETE_ABOVE and punctuated:
         return True
-    return is_sentence_long(text) and (punctuated or probability > SURE_ABOVE)
+    if punctuated:
+        return is_sentence_long(text, WHOLE_PUNCTUATED_WORDS)
+    return is_sentence_long(text) and probability > SURE_ABOVE
 
 
 @dataclass
