@@ -1,10 +1,11 @@
-"""What of the assistant's words ASR is given: a question's, a request's, nothing else's."""
+"""What of the assistant's words ASR is given (a question's, a request's, nothing else's), and how a
+prompted transcript ends (as the unprompted one does)."""
 
 from __future__ import annotations
 
 import pytest
 
-from voice.asr.context import answer_context, asks_the_user
+from voice.asr.context import answer_context, asks_the_user, with_ending_of
 
 
 @pytest.mark.parametrize(
@@ -44,3 +45,12 @@ def test_asr_is_given_the_last_sentence_only_when_it_asks() -> None:
     assert answer_context("Sure.") == ""  # the reply before "Sorry, I meant on Sunday."
     assert answer_context("Pick a card") == "Pick a card"  # heard up to its last word, before the stop
     assert answer_context("") == ""
+
+
+def test_a_prompted_transcript_ends_as_the_unprompted_one() -> None:
+    assert with_ending_of("Sorry.", "Sorry,") == "Sorry,"  # not a full stop at a comma pause
+    assert with_ending_of("Turn on the lights.", "Turn on the lights") == "Turn on the lights"
+    assert with_ending_of("Hearts", "Hartz.") == "Hearts."
+    assert with_ending_of("Hearts.", "Hartz.") == "Hearts."
+    assert with_ending_of("Could you tell me.", "Could you tell me...") == "Could you tell me..."
+    assert with_ending_of("Hearts.", "") == "Hearts"  # whisper heard nothing unprompted

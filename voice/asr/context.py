@@ -1,9 +1,15 @@
-"""What of the assistant's words ASR is given: a question's or a request's, nothing else's.
+"""What of the assistant's words ASR is given, and how a prompted transcript ends.
 
 An answer is said in the words of the question before it ("Pick a card." -> "Hearts."): whisper, given
 that question as text said before, hears the answer in its words. So ASR's context is the last sentence
 the user heard, and only when it asks them something (``answer_context``): after "Sure." or a statement
 the user says something new, and a prompt only made whisper hear it in the reply's words.
+
+A prompt also moves whisper's punctuation, which decides when a turn ends (voice.engine.utterances):
+prompted with "Would you like to hear the rest of the forecast?", it wrote "Turn on the lights." with a
+full stop at a pause the user went on from, where it wrote no stop unprompted. So a prompted transcript
+ends as the same audio decoded without a prompt ends (``with_ending_of``): the prompt chooses words,
+never where the sentence stops.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ _REQUEST = re.compile(
     r"(?:pick|choose|name|tell me|say|guess|give me|spell|select|think of|let me know)\b",
     re.IGNORECASE,
 )
+_CLOSING = re.compile(r"[\s.?!,;:\u2026-]*$")  # a transcript's closing punctuation ("Sorry,", "Hearts.")
 
 
 def prompt_from(heard: str) -> str:
@@ -39,3 +46,9 @@ def answer_context(heard: str) -> str:
     something, else ''."""
     sentence = prompt_from(heard)
     return sentence if asks_the_user(sentence) else ""
+
+
+def with_ending_of(prompted: str, plain: str) -> str:
+    """``prompted`` with its closing punctuation replaced by ``plain``'s (the same audio, unprompted)."""
+    ending = _CLOSING.search(plain)
+    return _CLOSING.sub("", prompted) + (ending.group().strip() if ending else "")
