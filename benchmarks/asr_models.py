@@ -11,8 +11,9 @@ benchmarks/hearing_sets.py's ``tuning`` and ``held_out`` (report on held_out; tu
 
 Each utterance is heard twice per path: without context, and with what the assistant said before it
 (an answer's question, a dialogue's previous line; for speech with none, an unrelated reply sentence,
-``UNRELATED``, so a context that misleads shows), as the engine gives it: never over the reply. A tree
-without context hears both the same way.
+``UNRELATED``) as the engine gives it: never over the reply, and only a sentence that asks the user
+something (voice.asr.context.answer_context; a tree from before it gave any, so UNRELATED's misleading
+shows there). A tree without context hears both the same way.
 
 - ``wer`` / ``wer_no_context``: mean word error over utterances with a reference (numbers said as
   words: "5 5" is "five five"); a transcript the guard drops counts as nothing heard.
@@ -55,6 +56,14 @@ try:  # a tree from before the guard (--against) hears unguarded
     from voice.asr.guard import guarded
 except ImportError:
     guarded = None
+
+try:  # a tree from before the rule (--against) gave any last sentence as context
+    from voice.asr.context import answer_context
+except ImportError:
+
+    def answer_context(heard: str) -> str:
+        return heard
+
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 UNRELATED = "Tomorrow starts dry, then rain moves in from the west."
@@ -130,7 +139,8 @@ def measure(sets: list[str], every: int) -> dict[str, Any]:
         print(f"{index + 1}/{len(said)} {heard.name}", file=sys.stderr, flush=True)
         audio = AudioBlock(heard.samples, ENGINE_RATE)
         for path, hear in paths.items():
-            given = "" if path == "over the reply" else heard.context or UNRELATED  # as the engine gives it
+            # as the engine gives it
+            given = "" if path == "over the reply" else answer_context(heard.context or UNRELATED)
             for mode, context in (("without", ""), ("with", given)):
                 started = time.perf_counter()
                 text, why = hear(audio, context)

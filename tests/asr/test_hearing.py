@@ -6,15 +6,19 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from voice.asr.guard import UnusableTranscript, WordGuard, guarded, words_of
 from voice.asr.port import Transcript
-from voice.asr.whisper import WhisperTranscriber
-from voice.audio.block import AudioBlock
+from voice.asr.whisper import WhisperSettings, WhisperTranscriber
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.vad import DEFAULT_BARGE_IN, VoiceActivityDetector, VoicePaused
 from voice.audio.wav import read_wav
 from voice.cancel import CancelToken
-from voice.components import SpeechModels
+from voice.components import SpeechModels, quiet_vad
+from voice.engine.hold import Eagerness
+from voice.engine.transcripts import ends_a_sentence
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
@@ -23,6 +27,7 @@ from voice.turn_end.smart_turn import SmartTurn
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 FIVE_FIVE = read_wav(AUDIO / "hearing" / "five-five.wav")
 HEARTS = read_wav(AUDIO / "hearing" / "hearts.wav")
+BLOCK = ENGINE_RATE // 50
 
 
 @pytest.mark.models
@@ -42,6 +47,31 @@ def test_with_no_full_window_to_ask_the_loop_is_dropped(transcriber: WhisperTran
 def test_an_answer_is_heard_in_the_words_of_the_question(transcriber: WhisperTranscriber) -> None:
     assert "hearts" not in words_of(transcriber.transcribe(HEARTS).text)
     assert words_of(transcriber.transcribe(HEARTS, context="Shuffled. Pick a card.").text) == ["hearts"]
+
+
+def comma_pause_of_sorry_sunday() -> AudioBlock:
+    """ "Sorry, I meant on Sunday." up to its comma pause, as the VAD offers it under eagerness high."""
+    said = read_wav(AUDIO / "sorry-sunday.wav").samples
+    signal = np.concatenate([np.zeros(ENGINE_RATE // 2, np.float32), said, np.zeros(ENGINE_RATE, np.float32)])
+    vad = VoiceActivityDetector(quiet_vad(Eagerness.HIGH), DEFAULT_BARGE_IN)
+    for start in range(0, len(signal), BLOCK):
+        for event in vad.process(AudioBlock(signal[start : start + BLOCK], ENGINE_RATE, start), False):
+            if isinstance(event, VoicePaused):
+                return event.utterance
+    raise AssertionError("the VAD offered no pause")
+
+
+@pytest.mark.models
+def test_a_prompt_never_ends_the_sentence_at_a_pause(transcriber: WhisperTranscriber) -> None:
+    """Prompted with "Pick a card.", whisper writes "Sorry." with a full stop at the comma pause, and the
+    end-of-turn rule would answer into it; the transcript ends as the unprompted one does."""
+    paused = comma_pause_of_sorry_sunday()
+    own_ending = WhisperTranscriber(WhisperSettings(unprompted_ending=False))
+    assert own_ending.transcribe(paused, context="Pick a card.").text == "Sorry."  # the failure
+    assert not ends_a_sentence(transcriber.transcribe(paused).text)
+    heard = transcriber.transcribe(paused, context="Pick a card.").text
+    assert words_of(heard) == ["sorry"]
+    assert not ends_a_sentence(heard)
 
 
 class WithoutContext:

@@ -447,18 +447,32 @@ def quiet_transcription(room: Room) -> Transcribe:
     return transcribe
 
 
-def test_speech_after_a_reply_is_transcribed_with_the_reply_as_heard() -> None:
-    """ASR hears an answer in the words of what the assistant said; of a cut reply, only what was heard."""
+ASKS = ["Shuffled.", " Pick", " a", " card.", " Any", " card", " you", " like?"]
+
+
+def test_speech_after_a_question_is_transcribed_with_the_question_as_heard() -> None:
+    """ASR hears an answer in the words of the question the assistant asked; of a cut reply, only what
+    was heard, and only if that asks the user something."""
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, ASKS))
+    room.play(1, len(ASKS) * WORD)
+    transcribe = quiet_transcription(room)
+    assert (transcribe.context, transcribe.over_reply) == ("Any card you like?", False)
+
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, ASKS))
+    room.play(1, 4 * WORD)
+    room.engine.handle(CancelReply())  # the stop button, four words in: "Shuffled. Pick a card."
+    assert quiet_transcription(room).context == "Pick a card."
+
+
+def test_speech_after_a_statement_is_transcribed_without_context() -> None:
+    """After "Tomorrow starts dry, ..." the user says something new: the reply's words would only make
+    ASR hear it in them."""
     room = Room()
     ask(room)
     room.synthesize(room.stream(1, REPLY))
     room.play(1, len(REPLY) * WORD)
-    transcribe = quiet_transcription(room)
-    assert (transcribe.context, transcribe.over_reply) == ("".join(REPLY), False)
-
-    room = Room()
-    ask(room)
-    room.synthesize(room.stream(1, REPLY))
-    room.play(1, 2 * WORD)
-    room.engine.handle(CancelReply())  # the stop button, two words in
-    assert quiet_transcription(room).context == "".join(REPLY[:2])
+    assert quiet_transcription(room).context == ""

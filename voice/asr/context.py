@@ -1,8 +1,15 @@
-"""What of the assistant's words ASR is prompted with: the last sentence of what the user heard.
+"""What of the assistant's words ASR is given, and how a prompted transcript ends.
 
 An answer is said in the words of the question before it ("Pick a card." -> "Hearts."): whisper, given
-that question as text said before, hears the answer in its words. The last sentence alone: earlier
-sentences of a long reply pull whisper towards the reply's topic, not the user's answer.
+that question as text said before, hears the answer in its words. So ASR's context is the last sentence
+the user heard, and only when it asks them something (``answer_context``): after "Sure." or a statement
+the user says something new, and a prompt only made whisper hear it in the reply's words.
+
+A prompt also moves whisper's punctuation, which decides when a turn ends (voice.engine.utterances):
+prompted with "Would you like to hear the rest of the forecast?", it wrote "Turn on the lights." with a
+full stop at a pause the user went on from, where it wrote no stop unprompted. So a prompted transcript
+ends as the same audio decoded without a prompt ends (``with_ending_of``): the prompt chooses words,
+never where the sentence stops.
 """
 
 from __future__ import annotations
@@ -12,6 +19,13 @@ import re
 PROMPT_WORDS_AT_MOST = 40  # a sentence; whisper takes up to 223 tokens, but more is more to echo back
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A request opens with a verb that asks for an answer, after an "Okay," or a "now" at most.
+_REQUEST = re.compile(
+    r"^(?:(?:ok(?:ay)?|all ?right|right|so|now|then|please)\b,?\s+)*"
+    r"(?:pick|choose|name|tell me|say|guess|give me|spell|select|think of|let me know)\b",
+    re.IGNORECASE,
+)
+_CLOSING = re.compile(r"[\s.?!,;:\u2026-]*$")  # a transcript's closing punctuation ("Sorry,", "Hearts.")
 
 
 def prompt_from(heard: str) -> str:
@@ -20,3 +34,21 @@ def prompt_from(heard: str) -> str:
     if not sentences:
         return ""
     return " ".join(sentences[-1].split()[-PROMPT_WORDS_AT_MOST:])
+
+
+def asks_the_user(sentence: str) -> bool:
+    """A question ("Heads or tails?"), or a request for an answer ("Pick a card.", "Okay, name a colour.")."""
+    return sentence.rstrip().endswith("?") or bool(_REQUEST.match(sentence.strip()))
+
+
+def answer_context(heard: str) -> str:
+    """ASR's context after the assistant said ``heard``: its last sentence if that asks the user
+    something, else ''."""
+    sentence = prompt_from(heard)
+    return sentence if asks_the_user(sentence) else ""
+
+
+def with_ending_of(prompted: str, plain: str) -> str:
+    """``prompted`` with its closing punctuation replaced by ``plain``'s (the same audio, unprompted)."""
+    ending = _CLOSING.search(plain)
+    return _CLOSING.sub("", prompted) + (ending.group().strip() if ending else "")

@@ -2,7 +2,8 @@
 
 Speaches, faster-whisper-server, vLLM and OpenAI take a WAV upload and answer JSON. Word times are
 asked for (``verbose_json`` with word granularity) only when the caller wants them, and used if given.
-The context's last sentence goes as the request's ``prompt`` (voice.asr.context), as whisper's is.
+The context's last sentence goes as the request's ``prompt`` (voice.asr.context), as whisper's is; the
+server decodes once, so its transcript keeps the ending the prompt gave it.
 """
 
 from __future__ import annotations

@@ -46,9 +46,10 @@ def repeats_itself(text: str) -> bool:
 class ShortWindowDecoder:
     """Greedy or beam decoding of one utterance on a cut window, for a faster-whisper model.
 
-    ``decode`` returns the text, or None when the cut window does not suit the utterance (too long, a
-    model that must detect its language, or a decode that looped) and the full window should be used;
-    ``timestamps`` has whisper mark segments as it goes (the text is the same words without the marks).
+    ``decode`` returns a text per prompt, None for one that looped, or None for all when the cut window
+    does not suit the utterance (too long, a model that must detect its language): the full window
+    should be used. The prompts share one encoder pass, most of a short decode's cost. ``timestamps``
+    has whisper mark segments as it goes (the text is the same words without the marks).
     """
 
     def __init__(self, model: Any, language: str | None, beam_size: int) -> None:
@@ -70,8 +71,11 @@ class ShortWindowDecoder:
         self._hop = int(model.feature_extractor.hop_length)
         self._storage = ctranslate2.StorageView
 
-    def decode(self, samples: Samples, *, timestamps: bool = False, prompt: str = "") -> str | None:
-        """The text, or None for the full window; ``prompt`` is text whisper takes as said before."""
+    def decode(
+        self, samples: Samples, *, timestamps: bool = False, prompts: tuple[str, ...] = ("",)
+    ) -> list[str | None] | None:
+        """A text per prompt (text whisper takes as said before) from one encoder pass, None for a decode
+        that looped; None for all when only the full window suits the utterance."""
         speech_frames = len(samples) // self._hop  # known before any features: a long one costs nothing here
         window = window_frames(speech_frames)
         if not self._usable or window is None:
@@ -80,6 +84,9 @@ class ShortWindowDecoder:
         padded = np.zeros((features.shape[0], window), dtype=np.float32)
         padded[:, :speech_frames] = features[:, :speech_frames]
         encoded = self._model.model.encode(self._storage.from_array(padded[None]))
+        return [self._text(encoded, speech_frames, timestamps, prompt) for prompt in prompts]
+
+    def _text(self, encoded: Any, speech_frames: int, timestamps: bool, prompt: str) -> str | None:
         token_limit = int(TOKENS_PER_S_AT_MOST * speech_frames / 100) + 8
         start = self._timed_prompt if timestamps else self._plain_prompt
         before = self._tokenizer.encode(" " + prompt.strip())[-PROMPT_TOKENS_AT_MOST:] if prompt else []

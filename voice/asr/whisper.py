@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from voice.asr.context import prompt_from
+from voice.asr.context import prompt_from, with_ending_of
 from voice.asr.port import TimedWord, Transcriber, Transcript, require_engine_audio
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -34,6 +34,8 @@ class WhisperSettings:
     Hugging Face cache (nothing is ever downloaded); None means the bundled tiny.en. ``language`` None lets
     a multilingual model detect it. ``cpu_threads`` 0 leaves the choice to CTranslate2.
     ``short_window`` False always pads to whisper's 30 s window (to compare the two).
+    ``unprompted_ending`` False lets a prompted transcript keep its own closing punctuation (to compare:
+    voice.asr.context says why it ends as the unprompted decode does).
     """
 
     model: str | None = None
@@ -42,6 +44,7 @@ class WhisperSettings:
     beam_size: int = 1
     cpu_threads: int = 0
     short_window: bool = True  # decode short utterances on a cut encoder window (short_window.py)
+    unprompted_ending: bool = True
 
 
 def bundled_model_dir() -> Path:
@@ -98,7 +101,8 @@ class WhisperTranscriber:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
 
         Over echo the cut window decodes with timestamps: without them it misheard users cutting in.
-        ``context``'s last sentence is whisper's prompt (voice.asr.context).
+        ``context`` gives whisper's prompt (voice.asr.context): the words are the prompted decode's, the
+        closing punctuation, which ends turns, the unprompted one's.
         """
         return self._transcribe(audio, word_timings, over_reply, prompt_from(context), self._short)
 
@@ -117,11 +121,23 @@ class WhisperTranscriber:
         require_engine_audio(audio, "whisper")
         if audio.frames == 0:
             return Transcript("")
+        plain_too = bool(prompt) and self._settings.unprompted_ending
+        prompts = (prompt, "") if plain_too else (prompt,)  # the unprompted decode gives the ending
+        texts: list[str | None] = [None] * len(prompts)
+        if short is not None and not word_timings:
+            texts = short.decode(audio.samples, timestamps=over_reply, prompts=prompts) or texts
+        first = texts[0]
+        heard = Transcript(first) if first is not None else self._full(audio, word_timings, prompt)
+        if not plain_too:
+            return heard
+        plain = texts[1]
+        if plain is None:
+            plain = self._full(audio, False, "").text
+        return Transcript(with_ending_of(heard.text, plain), heard.words)
+
+    def _full(self, audio: AudioBlock, word_timings: bool, prompt: str) -> Transcript:
+        """faster-whisper's own decode, on the full 30 s window."""
         try:
-            if short is not None and not word_timings:
-                text = short.decode(audio.samples, timestamps=over_reply, prompt=prompt)
-                if text is not None:
-                    return Transcript(text)
             segments, _info = self._model.transcribe(
                 np.asarray(audio.samples, dtype=np.float32),
                 language=self._settings.language,

@@ -22,7 +22,7 @@ class Transcribe:
     utterance: int
     audio: AudioBlock
     over_reply: bool = False
-    context: str = ""  # in the quiet, what the assistant said last as far as it was heard: ASR's prompt
+    context: str = ""  # in the quiet, what the assistant last asked as far as it was heard: ASR's prompt
 
 
 @dataclass(frozen=True)

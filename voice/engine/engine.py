@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from voice import client_events as stream
+from voice.asr.context import answer_context
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VadEvent, VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.client_events import (
@@ -366,12 +367,13 @@ class Engine:
         return utterance if self._continuing is None else self._continuing.audio.followed_by(utterance)
 
     def _asr_context(self, over_reply: bool) -> str:
-        """What the assistant said last, as the user heard it, so ASR hears an answer in its words; none
-        over a reply, where it made whisper hear the reply's own words ("Sorry" as "story")."""
+        """What the assistant said last, as the user heard it, if it asked them something, so ASR hears an
+        answer in its words (voice.asr.context); none over a reply, where it made whisper hear the reply's
+        own words ("Sorry" as "story")."""
         said = [
             item.text for item in self.conversation.history if isinstance(item, AssistantText) and item.text
         ]
-        return said[-1] if said and not over_reply else ""
+        return answer_context(said[-1]) if said and not over_reply else ""
 
     def _over_reply(self) -> bool:
         """The assistant's voice may be in the utterance: a turn is in flight, or was when it began."""
