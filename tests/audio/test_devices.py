@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from voice.audio import commands
+from voice.audio import commands, devices
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import MicrophoneStream, SpeakerStream, list_devices
 from voice.audio.playback import PlaybackBuffer
@@ -165,6 +165,57 @@ def test_a_pause_silences_the_audio_the_sound_server_still_holds_and_counts_only
     lags = np.correlate(reply[: counted + 2000].astype(np.float64), continued.astype(np.float64), "valid")
     # a resume plays on from what was counted (its fade-in hides the first few samples' onset)
     assert abs(int(np.argmax(np.abs(lags))) - 200 - counted) <= 8
+
+
+@pytest.mark.device
+def test_a_speaker_that_rested_while_idle_plays_a_reply_whole_and_counts_what_reached_the_sink(
+    pulse_device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(devices, "REST_AFTER_S", 0.5)
+    heard, played = Recorder(), Recorder()
+    buffer = PlaybackBuffer()
+    reply = (np.random.default_rng(3).standard_normal(RATE) * 0.1).astype(np.float32)
+
+    def epoch(blocks: list[AudioBlock]) -> float:
+        """The speaker's stream time of clock sample 0, by its steady blocks' stamps."""
+        return float(np.median([b.device_time - b.start / RATE for b in blocks[-20:] if b.device_time]))
+
+    with (
+        MicrophoneStream(heard, device=pulse_device, block_frames=640),
+        SpeakerStream(buffer, device=pulse_device, block_frames=640, on_played=played) as speaker,
+    ):
+        wait_until(lambda: len(heard.audio()) >= RATE // 5, "the mic delivers audio")
+        wait_until(steady(speaker), "the speaker plays without underflows for half a second")
+        wait_until(lambda: len(played.blocks) >= 20, "the speaker plays steadily")
+        before = epoch(played.blocks)
+        while not speaker.resting:  # told after every mic block, as the driver does
+            speaker.rest_when_idle(True)
+            time.sleep(0.04)
+        rested_at, sent = buffer.position, len(played.blocks)
+        time.sleep(1.0)
+        assert (buffer.position, len(played.blocks)) == (rested_at, sent)  # no callbacks while resting
+        speaker.check()  # a stream stopped to rest is no failure
+
+        underflows = speaker.underflows
+        speaker.rest_when_idle(False)
+        buffer.enqueue(reply, turn=1)
+        wait_until(lambda: buffer.queued_frames == 0, "the reply was handed to the device")
+        wait_until(lambda: rms(heard.audio()[-RATE // 2 :]) < 1e-3, "the reply has played out")
+        speaker.check()
+        after = epoch(played.blocks)
+        assert speaker.underflows == underflows  # starting up is not a glitch of what played
+
+    # the clock moved on as if silence had played: the stamps keep their place against the mic's
+    assert abs(after - before) < 0.02
+    assert buffer.position - rested_at > 1.0 * RATE
+    audio = heard.audio()
+    loud = np.flatnonzero(np.abs(audio) > 1e-3)
+    reached = audio[loud[0] : loud[-1] + 1]
+    # nothing lost while the stream started (a lost block is 640 samples; the resamplers smear the edges)
+    assert abs(len(reached) - len(reply)) < 40
+    assert buffer.audio_played_to == len(reply)
+    first_sound = next(b for b in played.blocks if b.samples.any())
+    assert first_sound.start > rested_at + RATE  # the reply went out after the rest, on the moved clock
 
 
 @pytest.mark.device
