@@ -257,9 +257,10 @@ class SpeakerStream(_Stream):
     again when it is not. A stream (re)started through ALSA's pulse plugin may underrun in bursts or
     stall for up to two seconds before the sound server plays it, so a started stream hands out
     silence, leaving the buffer alone, until ``STEADY_CALLBACKS`` callbacks in a row came at least half
-    a block apart without an underflow: no audio counts as played before the device plays it. The
-    output clock then moves on as if the device had played silence all along, so the stream's stamps
-    keep their place against the mic's (the echo reference needs no new alignment).
+    a block apart without an underflow: no audio counts as played before the device plays it. So does
+    a stream that underflowed (PortAudio restarts it: under load, in bursts of hundreds of callbacks
+    that took a whole reply's audio with them). The output clock then moves on as if the device had
+    played silence all along, so the stream's stamps keep their place against the mic's.
     """
 
     kind: Kind = "output"
@@ -399,7 +400,12 @@ class SpeakerStream(_Stream):
             self._warm_up(frames, time, status)
             return
         if status.output_underflow:
+            # PortAudio restarts the stream, which may underrun again and again: warm it up afresh
             self.underflows += 1
+            data.fill(0)
+            self._warming = STEADY_CALLBACKS
+            self._last_callback = monotonic()
+            return
         start = self.buffer.position
         samples = self.buffer.pull(frames)
         data[:, 0] = samples
