@@ -284,6 +284,7 @@ class SpeakerStream(_Stream):
         self._muter = muter
         self._muted_through: int | None = None  # the device holds silenced audio up to this clock sample
         self._stamp: _Stamp | None = None  # the latest block with a usable stamp
+        self._dac: tuple[int, float] | None = None  # the latest block's start and its stream time to play
         self.rests = 0  # times the stream stopped while the conversation was idle
         self._resting = False
         self._idle_since: float | None = None
@@ -413,6 +414,7 @@ class SpeakerStream(_Stream):
         ahead = time.outputBufferDacTime - time.currentTime
         if ahead > 0:  # a stream (re)starting stamps its blocks "now"
             self._stamp = _Stamp(start, monotonic() + ahead)
+            self._dac = (start, time.outputBufferDacTime)
         if self._on_played is not None:
             try:
                 self._on_played(AudioBlock(samples, ENGINE_RATE, start, time.outputBufferDacTime))
@@ -422,18 +424,18 @@ class SpeakerStream(_Stream):
     def _warm_up(self, frames: int, time: Any, status: Any) -> None:
         """A callback of a started stream that is not steady yet: count it if it came in time without an
         underflow, else start counting again. On the last one, move the output clock on to where the
-        next block plays by the stamp the stream had before it rested."""
+        next block plays by the stream's own time (not ours: a late callback would move it too far)."""
         now = monotonic()
-        ahead = time.outputBufferDacTime - time.currentTime
         in_time = now - self._last_callback >= frames / ENGINE_RATE / 2
         self._last_callback = now
-        if status.output_underflow or ahead <= 0 or not in_time:
+        if status.output_underflow or time.outputBufferDacTime <= time.currentTime or not in_time:
             self._warming = STEADY_CALLBACKS
             return
         self._warming -= 1
-        stamp = self._stamp
-        if self._warming == 0 and stamp is not None:
-            next_plays_at = now + ahead + frames / ENGINE_RATE
-            next_start = stamp.start + round((next_plays_at - stamp.plays_at) * ENGINE_RATE)
+        if self._warming == 0 and self._dac is not None:
+            start, plays_at = self._dac
+            next_start = start + round(
+                (time.outputBufferDacTime + frames / ENGINE_RATE - plays_at) * ENGINE_RATE
+            )
             self.buffer.skip(max(0, next_start - self.buffer.position))
             self._next = self.buffer.position
