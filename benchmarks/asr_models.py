@@ -1,124 +1,199 @@
-"""Whisper tiny.en (bundled) against base (pulled, multilingual), side by side in one process.
+"""The hearing table: word error and latency of every way voice hears, on speech it was and was not tuned on.
 
-Utterances: those of asr_window.py, every recording we have: the speech fixtures (audio/manifest.json) as
-recorded and under pink noise at 10 and 0 dB SNR, and sentences espeak-ng says now in voices the fixtures
-do not use. Both models run with the assistant's settings (int8, greedy, English, the cut encoder window
-for short speech) and hear the same audio, alternately; "base, full window" is base always padded to
-whisper's 30 s window, to tell the model's errors from the cut window's.
+Paths, each built as the assistant builds it (behind voice.asr.guard's WordGuard where the tree has it):
+- ``quiet question``: tiny.en on the cut encoder window, as a question asked in the quiet;
+- ``over the reply``: the same model as for speech over the assistant's reply (``over_reply``);
+- ``full window``: tiny.en always on whisper's full 30 s window;
+- ``whisper base``: the pulled multilingual base (``voice models pull whisper-base``), as the quiet path.
 
-- ``word_error_rate``: mean WER against the text said, per condition and in all, per model.
-- ``ms``: transcription time per utterance (model loaded and warm), median and p95, per model.
-- ``load_s``: time to load and warm up each model.
-- ``multilingual``: base on sentences espeak-ng says in other languages, the language detected or given
-  (WER counts accented letters as word breaks, so it is a rough figure).
-- ``differ``: utterances tiny.en and base transcribe differently, with every model's text.
-- ``load_average``: the machine's 1-minute load before and after, since other work shares the cores.
+Corpora: ``fixtures`` (audio/manifest.json's speech), ``espeak SET`` and ``real SET`` for SET in
+benchmarks/hearing_sets.py's ``tuning`` and ``held_out`` (report on held_out; tune on tuning only).
 
-Needs `voice models pull whisper-base` first.
-Usage: python benchmarks/asr_models.py [--rounds 2]   (about 6 minutes on 2 busy cores)
+Each utterance is heard twice per path: without context, and with what the assistant said before it
+(an answer's question, a dialogue's previous line; for speech with none, an unrelated reply sentence,
+``UNRELATED``, so a context that misleads shows), as the engine gives it: never over the reply. A tree
+without context hears both the same way.
+
+- ``wer`` / ``wer_no_context``: mean word error over utterances with a reference (numbers said as
+  words: "5 5" is "five five"); a transcript the guard drops counts as nothing heard.
+- ``ms``: median and p95 time per transcription (with context), model loaded and warm.
+- ``invented``: transcripts with 3 or more words the reference has no place for; ``dropped``: transcripts
+  the guard dropped (``drops`` lists them with why).
+- ``context_changed``: utterances whose transcript differs with context, both texts.
+- ``load_average``: the 1-minute load before and after (latency depends on it; WER does not).
+
+Usage: python benchmarks/asr_models.py [--sets fixtures,held_out] [--every N] [--against TREE] [--out FILE]
+(fixtures and held_out: about 15 minutes on 2 busy cores; --against doubles it)
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
+import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from asr_window import spoken, utterances
-from word_error import wer
+from against import print_before_and_after
+from hearing_sets import hearing_set
+from word_error import insertions, wer_said
 
+from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
-from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
+from voice.audio.wav import read_wav
+from voice.errors import ModelError
 from voice.models import resolve
 
-OTHER_LANGUAGES = (
-    ("de", "Wie wird das Wetter morgen in Berlin?"),
-    ("fr", "Quelle heure est-il maintenant en France?"),
-    ("es", "Pon un temporizador de diez minutos, por favor."),
-)
+try:  # a tree from before the guard (--against) hears unguarded
+    from voice.asr.guard import guarded
+except ImportError:
+    guarded = None
+
+AUDIO = Path(__file__).resolve().parents[1] / "audio"
+UNRELATED = "Tomorrow starts dry, then rain moves in from the west."
+INVENTED_AT_LEAST = 3
 
 
-def loaded(settings: WhisperSettings) -> tuple[WhisperTranscriber, float]:
-    started = time.perf_counter()
-    transcriber = WhisperTranscriber(settings)
-    return transcriber, round(time.perf_counter() - started, 2)
+@dataclass(frozen=True)
+class Heard:
+    corpus: str
+    name: str
+    text: str  # the reference
+    context: str
+    samples: Samples
+
+
+def fixtures() -> list[Heard]:
+    manifest = json.loads((AUDIO / "manifest.json").read_text(encoding="utf-8"))
+    return [
+        Heard("fixtures", f["file"], f["text"], "", read_wav(AUDIO / f["file"]).samples)
+        for f in manifest["fixtures"]
+        if f["kind"] == "speech"
+    ]
+
+
+def corpora(sets: list[str], every: int) -> list[Heard]:
+    found: list[Heard] = []
+    for which in sets:
+        if which == "fixtures":
+            found += fixtures()
+            continue
+        spoken = hearing_set(which)
+        synthesized = [s for s in spoken if s.family != "real"][::every]
+        real = [s for s in spoken if s.family == "real"]
+        found += [Heard(f"espeak {which}", s.name, s.text, s.context, s.samples) for s in synthesized]
+        found += [Heard(f"real {which}", s.name, s.text, s.context, s.samples) for s in real]
+    return found
+
+
+def product(settings: WhisperSettings) -> Transcriber:
+    """Whisper as the assistant hears with it: behind the guard, where this tree has one."""
+    whisper = WhisperTranscriber(settings)
+    return whisper if guarded is None else guarded(whisper)
+
+
+def hearer(transcriber: Transcriber, over_reply: bool) -> Callable[[AudioBlock, str], tuple[str, str | None]]:
+    """(text, why it was dropped or None) for audio and a context; a tree without context ignores it."""
+    takes_context = "context" in inspect.signature(transcriber.transcribe).parameters
+
+    def hear(audio: AudioBlock, context: str) -> tuple[str, str | None]:
+        extra: dict[str, Any] = {"context": context} if takes_context and context else {}
+        try:
+            return transcriber.transcribe(audio, over_reply=over_reply, **extra).text, None
+        except ModelError as exc:  # the guard's drop: nothing heard
+            return "", str(exc)
+
+    return hear
+
+
+def measure(sets: list[str], every: int) -> dict[str, Any]:
+    load_before = os.getloadavg()[0]
+    said = corpora(sets, every)
+    tiny = product(WhisperSettings())
+    paths = {
+        "quiet question": hearer(tiny, over_reply=False),
+        "over the reply": hearer(tiny, over_reply=True),
+        "full window": hearer(product(WhisperSettings(short_window=False)), over_reply=False),
+        "whisper base": hearer(product(WhisperSettings(model=resolve.asr_model("whisper-base"))), False),
+    }
+    texts: dict[str, dict[str, list[str]]] = {p: {"with": [], "without": []} for p in paths}
+    times: dict[str, list[float]] = {p: [] for p in paths}
+    drops: list[dict[str, str]] = []
+    for index, heard in enumerate(said):
+        print(f"{index + 1}/{len(said)} {heard.name}", file=sys.stderr, flush=True)
+        audio = AudioBlock(heard.samples, ENGINE_RATE)
+        for path, hear in paths.items():
+            given = "" if path == "over the reply" else heard.context or UNRELATED  # as the engine gives it
+            for mode, context in (("without", ""), ("with", given)):
+                started = time.perf_counter()
+                text, why = hear(audio, context)
+                if mode == "with":
+                    times[path].append((time.perf_counter() - started) * 1000)
+                texts[path][mode].append(text)
+                if why is not None:
+                    drops.append({"path": path, "context": mode, "utterance": heard.name, "why": why})
+    names = sorted({h.corpus for h in said}, key=lambda c: [h.corpus for h in said].index(c))
+
+    def figures(path: str, corpus: str) -> dict[str, Any]:
+        chosen = [i for i, h in enumerate(said) if h.corpus == corpus]
+        scored = [i for i in chosen if said[i].text]
+        with_, without = texts[path]["with"], texts[path]["without"]
+        ms = sorted(times[path][i] for i in chosen)
+        return {
+            "wer": round(statistics.mean(wer_said(said[i].text, with_[i]) for i in scored), 3),
+            "wer_no_context": round(statistics.mean(wer_said(said[i].text, without[i]) for i in scored), 3),
+            "ms": {
+                "median": round(statistics.median(ms), 1),
+                "p95": round(ms[round(0.95 * (len(ms) - 1))], 1),
+            },
+            "invented": sum(
+                insertions(said[i].text, t[i]) >= INVENTED_AT_LEAST for t in (with_, without) for i in scored
+            ),
+            "dropped": sum(
+                1 for d in drops if d["path"] == path and d["utterance"] in {said[i].name for i in chosen}
+            ),
+        }
+
+    return {
+        "utterances": {corpus: sum(h.corpus == corpus for h in said) for corpus in names},
+        "cpus": os.cpu_count(),
+        "paths": {path: {corpus: figures(path, corpus) for corpus in names} for path in paths},
+        "drops": drops,
+        "context_changed": [
+            {
+                "path": path,
+                "utterance": h.name,
+                "said": h.text,
+                "context": h.context or UNRELATED,
+                "without": texts[path]["without"][i],
+                "with": texts[path]["with"][i],
+            }
+            for path in paths
+            for i, h in enumerate(said)
+            if texts[path]["without"][i] != texts[path]["with"][i]
+        ],
+        "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--sets", default="fixtures,held_out", help="fixtures, tuning, held_out (comma-separated)"
+    )
+    parser.add_argument("--every", type=int, default=1, help="of the synthesized voices, every Nth utterance")
+    parser.add_argument("--against", type=Path, help="another source tree: its figures first, as 'before'")
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
-    load_before = os.getloadavg()[0]
-    base_dir = resolve.asr_model("whisper-base")
-    said = utterances()
-    models: dict[str, tuple[WhisperTranscriber, float]] = {
-        "tiny.en": loaded(WhisperSettings()),
-        "base": loaded(WhisperSettings(model=base_dir)),
-        "base, full window": loaded(WhisperSettings(model=base_dir, short_window=False)),
-    }
-    times: dict[str, list[float]] = {name: [] for name in models}
-    texts: dict[str, list[str]] = {name: [] for name in models}
-    for round_ in range(args.rounds):
-        for _condition, _text, samples in said:
-            for name, (transcriber, _) in models.items():
-                started = time.perf_counter()
-                heard = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE)).text
-                times[name].append((time.perf_counter() - started) * 1000)
-                if round_ == 0:
-                    texts[name].append(heard)
-    foreign = []
-    for language, text in OTHER_LANGUAGES:
-        audio = AudioBlock(spoken(text, language), ENGINE_RATE)
-        for asked in (None, language):
-            transcriber, _ = loaded(WhisperSettings(model=base_dir, language=asked))
-            heard = transcriber.transcribe(audio).text
-            foreign.append(
-                {
-                    "said": text,
-                    "language": asked or "detected",
-                    "heard": heard,
-                    "wer": round(wer(text, heard), 3),
-                }
-            )
-    conditions = sorted({condition for condition, _, _ in said})
-    result: dict[str, Any] = {
-        "utterances": len(said),
-        "cpus": os.cpu_count(),
-        "load_s": {name: load for name, (_, load) in models.items()},
-        "ms": {
-            name: {
-                "median": round(statistics.median(t), 1),
-                "p95": round(sorted(t)[round(0.95 * (len(t) - 1))], 1),
-            }
-            for name, t in times.items()
-        },
-        "word_error_rate": {
-            name: {
-                **{
-                    condition: round(
-                        statistics.mean(
-                            wer(text, heard[i]) for i, (c, text, _) in enumerate(said) if c == condition
-                        ),
-                        3,
-                    )
-                    for condition in conditions
-                },
-                "all": round(statistics.mean(wer(text, heard[i]) for i, (_, text, _) in enumerate(said)), 3),
-            }
-            for name, heard in texts.items()
-        },
-        "multilingual": foreign,
-        "differ": [
-            {"said": text, **{name: heard[i] for name, heard in texts.items()}}
-            for i, (_, text, _) in enumerate(said)
-            if texts["tiny.en"][i] != texts["base"][i]
-        ],
-        "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
-    }
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    sets = [s for s in args.sets.split(",") if s]
+    print_before_and_after(args.against, __file__, sys.argv[1:], lambda: measure(sets, args.every), args.out)
 
 
 if __name__ == "__main__":

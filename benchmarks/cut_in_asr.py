@@ -67,10 +67,16 @@ class KeepingTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         if over_reply and not word_timings:
             self.kept = audio
-        return self.inner.transcribe(audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel)
+        hint = (
+            {"context": context} if context else {}
+        )  # a tree older than context (--against) is never asked it
+        return self.inner.transcribe(
+            audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel, **hint
+        )
 
 
 def spoken(text: str, voice: str, folder: Path) -> Path:

@@ -32,9 +32,9 @@ from against import print_before_and_after
 from scenario_runs import SCENARIOS, progress
 
 from voice.audio.block import ENGINE_RATE
-from voice.remote.spans import estimated_synthesis
 from voice.tts.chunker import SpeechChunker
 from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
+from voice.tts.server_spans import estimated_synthesis
 
 CUT_EVERY = ENGINE_RATE // 100
 SERVERS_NOISE = PiperSettings(noise_scale=0.667, noise_w_scale=0.8)

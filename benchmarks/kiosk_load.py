@@ -58,7 +58,7 @@ from scenario_runs import (
 )
 
 from voice.audio.wav import read_wav
-from voice.remote.speech import synthesizer_for, transcriber_for
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.testing.deploy_units import DEPLOY, unit_command
 from voice.testing.loopback import free_port, wait_for_port
 

@@ -32,8 +32,9 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.cancel import INTERRUPTED, CancelToken
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.remote.limits import Limits
 from voice.remote.wyoming_link import WyomingConnection
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.testing.speech_servers import speech_servers
 
 LONG = " ".join(f"Sentence {n} of a long reply keeps the voice busy before it answers." for n in range(14))

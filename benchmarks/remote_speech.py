@@ -33,7 +33,7 @@ from spoken_prefix import full_window_judge, spoken_prefix
 
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels, load_speech_models
-from voice.remote.speech import synthesizer_for, transcriber_for
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.testing.speech_servers import speech_servers
 from voice.turn_end.smart_turn import SmartTurn
 

@@ -82,14 +82,21 @@ class TimedTranscriber:
         self._inner, self._timers = inner, timers
 
     def transcribe(
-        self, audio: AudioBlock, word_timings: bool = False, over_reply: bool = False, cancel: Any = None
+        self,
+        audio: AudioBlock,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: Any = None,
+        context: str = "",
     ) -> Any:
         started = time.monotonic()
         try:
-            # a tree older than over_reply or cancel (--against) is never asked them
-            hint = {"over_reply": True} if over_reply else {}
+            # a tree older than over_reply, cancel or context (--against) is never asked them
+            hint: dict[str, Any] = {"over_reply": True} if over_reply else {}
             if cancel is not None:
                 hint["cancel"] = cancel
+            if context:
+                hint["context"] = context
             return self._inner.transcribe(audio, word_timings=word_timings, **hint)
         finally:
             self._timers.note("asr", started)

@@ -34,11 +34,10 @@ from scenario_runs import (
 
 from voice.audio.block import ENGINE_RATE
 from voice.cancel import CancelToken
-from voice.components import SpeechModels, load_speech_models
+from voice.components import SpeechModels, load_speech_models, open_chat_model
+from voice.config.llm import LlmConfig, resolve_llm_config
 from voice.conversation.items import item_from_json
-from voice.llm.config import LlmConfig, resolve_llm_config
 from voice.llm.embedded_server import EmbeddedServer
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatRequest, ChatSettings, TextDelta
 from voice.sim.demo_scenario import demo_scenario
 from voice.sim.driver import BLOCK

@@ -36,7 +36,7 @@ from scenario_runs import (
 )
 
 from voice.components import SpeechModels, load_speech_models
-from voice.llm.config import LlmConfig, resolve_llm_config
+from voice.config.llm import LlmConfig, resolve_llm_config
 from voice.llm.embedded_server import EmbeddedServer
 from voice.sim.demo_scenario import demo_scenario
 from voice.sim.run import run_scenario

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeAlias, get_args
 
+SPOKEN_INPUT = "speech-"  # the engine's ids for spoken input (typed input has the client's, or "text-N")
+
 
 @dataclass(frozen=True)
 class StateChanged:
@@ -40,6 +42,21 @@ class InputLevel:
     type: ClassVar[str] = "input.level"
     dbfs: float
     voice: bool
+    t: float
+
+
+@dataclass(frozen=True)
+class InputPartial:
+    """The words of the utterance under way so far, decoded as the user speaks: each replaces the last.
+
+    ``final`` once the utterance is over: ``text`` is then its ``input.transcript`` text, or "" if it gave
+    no input (a cough, echo, a failed transcription). Published only while a client or view asked for
+    them (``input.partials``, voice/asr/partials.py); provisional, never recorded in the session log.
+    """
+
+    type: ClassVar[str] = "input.partial"
+    text: str
+    final: bool
     t: float
 
 
@@ -168,11 +185,24 @@ class Failure:
     t: float | None = None
 
 
+@dataclass(frozen=True)
+class SessionCreated:
+    """Sent to each client as it connects, never on the stream: a snapshot, so a page opened
+    mid-conversation is current (``history``: the items the next request would carry)."""
+
+    type: ClassVar[str] = "session.created"
+    session: str
+    state: str
+    history: list[dict[str, Any]]
+    settings: dict[str, Any]
+
+
 StreamEvent: TypeAlias = (
     StateChanged
     | SpeechStarted
     | SpeechStopped
     | InputLevel
+    | InputPartial
     | InputTranscript
     | InputDuplicate
     | ResponseCreated
@@ -189,7 +219,7 @@ StreamEvent: TypeAlias = (
 )
 
 
-def event_json(event: StreamEvent) -> dict[str, Any]:
+def event_json(event: StreamEvent | SessionCreated) -> dict[str, Any]:
     """The event as a client receives it: ``type`` first; unset optional fields left out."""
     data: dict[str, Any] = {"type": event.type}
     for item in fields(event):

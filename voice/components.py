@@ -1,23 +1,30 @@
-"""The assistant's default real components, shared by `voice simulate`, `voice demo` and `voice chat`."""
+"""The assistant's real components opened as the settings say: speech models, the engine, the LLM.
+
+Shared by `voice simulate`, `voice demo`, `voice chat`, `voice kiosk` and `voice ask`.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
+from voice.asr.guard import guarded
 from voice.asr.port import Transcriber
-from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector
+from voice.config.llm import LlmConfig
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.engine.engine import Engine
 from voice.engine.hold import HIGH_PAUSE_MS, Eagerness, Hold
 from voice.errors import ConfigError
+from voice.llm.embedded_chat import EmbeddedChatModel
+from voice.llm.embedded_server import N_CTX, EmbeddedServer
+from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
-from voice.models import resolve
-from voice.remote.speech import synthesizer_for, transcriber_for
-from voice.tts.piper_voice import PiperSettings, PiperSynthesizer
+from voice.speech_backends import SpeechChoice, prepare_synthesizer, prepare_transcriber
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn
@@ -35,43 +42,15 @@ class SpeechModels:
     end_of_turn: EndOfTurn | None = None
 
 
-@dataclass(frozen=True)
-class SpeechChoice:
-    """Which whisper and piper to load, or which speech servers to use instead.
-
-    ``asr_model`` is a models.txt name ("whisper-base"), a whisper size name or a model directory (None: the
-    bundled tiny.en); ``tts_voice`` a models.txt name or a piper ``.onnx`` with its ``.onnx.json`` beside it
-    (None: the bundled en_US-joe-medium). ``asr_url`` and ``tts_url`` name speech servers used instead
-    (voice.remote.speech), with ``api_key`` for them.
-    """
-
-    asr_model: str | None = None
-    tts_voice: str | None = None
-    asr_url: str | None = None
-    tts_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-
-
 def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
-    """Whisper and piper (or their servers) as ``choice`` says, and Smart Turn v3.2, loaded and warmed up.
+    """The recogniser and voice ``choice`` names (voice/speech_backends.py) and Smart Turn v3.2, loaded.
 
-    A model that is missing or corrupt is a one-line ModelError; a server's model is not loaded here.
-    Turn-end judgement stays local either way.
+    Both models are found before either loads, so a missing or corrupt one is a one-line ModelError at once;
+    a server's model is not loaded here. Turn-end judgement stays local either way.
     """
     choice = choice or SpeechChoice()
-    whisper_model = None if choice.asr_url else resolve.asr_model(choice.asr_model)  # both before any loads
-    piper_voice = None if choice.tts_url else resolve.tts_voice(choice.tts_voice)
-    transcriber: Transcriber = (
-        transcriber_for(choice.asr_url, api_key=choice.api_key)
-        if choice.asr_url
-        else WhisperTranscriber(WhisperSettings(model=whisper_model))
-    )
-    synthesizer: Synthesizer = (
-        synthesizer_for(choice.tts_url, api_key=choice.api_key)
-        if choice.tts_url
-        else PiperSynthesizer(PiperSettings(model=piper_voice))
-    )
-    return SpeechModels(transcriber, synthesizer, SmartTurn())
+    transcriber, synthesizer = prepare_transcriber(choice), prepare_synthesizer(choice)
+    return SpeechModels(guarded(transcriber()), synthesizer(), SmartTurn())
 
 
 def make_engine(conversation: Conversation | None = None, eagerness: Eagerness = Eagerness.AUTO) -> Engine:
@@ -105,3 +84,25 @@ def context_budget(
         if not tools:
             raise
         raise ConfigError(f"{exc} and the {len(tools)} tools offered; offer fewer (tools = [...])") from exc
+
+
+@contextmanager
+def open_chat_model(config: LlmConfig) -> Iterator[SizedChatModel]:
+    """The configured model, or the embedded server's when no URL is set; everything stops on exit."""
+    if config.url is not None:
+        if not config.model:
+            raise ConfigError(f"the LLM at {config.url} needs a model name")
+        with OpenAIChatModel(
+            config.url,
+            config.model,
+            api_key=config.api_key,
+            extra_headers=dict(config.extra_headers),
+            context_tokens=config.context_tokens,
+        ) as remote:
+            yield remote
+        return
+    with (
+        EmbeddedServer(config.gguf, model=config.model, n_ctx=config.context_tokens or N_CTX) as server,
+        EmbeddedChatModel(server) as local,
+    ):
+        yield local

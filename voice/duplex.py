@@ -119,10 +119,10 @@ class Duplex:
         self._engine_clock = engine_clock or (lambda sample: sample)
         self._seen = (0, 0)
 
-    def step(self, block: AudioBlock, mic: AudioInput, speaker: AudioOutput) -> None:
-        """Everything one mic block sets off, as every driver does it."""
+    def step(self, block: AudioBlock, mic: AudioInput, speaker: AudioOutput) -> AudioBlock:
+        """Everything one mic block sets off, as every driver does it; the block as the engine heard it."""
         self.catch_up(mic, speaker)
-        self.hear(block)
+        return self.hear(block)
 
     def catch_up(self, mic: AudioInput, speaker: AudioOutput) -> tuple[int, int] | None:
         """Before a mic block: finished work in, glitches counted, playback progress reported.
@@ -145,12 +145,13 @@ class Duplex:
             self.echo.reference.glitch()
         self._seen = seen
 
-    def hear(self, block: AudioBlock) -> None:
-        """The mic block, its echo cancelled, to the engine."""
+    def hear(self, block: AudioBlock) -> AudioBlock:
+        """The mic block, its echo cancelled, to the engine; returns it as the engine heard it."""
         self.clock = block.end
         block = self.echo.clean(block)
         if block.frames:
             self.runner.feed(MicAudio(block))
+        return block
 
     def streams_opened(self) -> None:
         """New streams count their glitches from zero."""

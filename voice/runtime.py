@@ -10,11 +10,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
+from voice.asr.partials import LivePartials, PartialDecoder
 from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
@@ -63,6 +65,8 @@ from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
 FailureHandler = Callable[[Exception], Iterable[EngineInput]]
+# Work on the path of a turn's end or a reply: live partials never decode while any of it is asked for.
+TURN_PATH_WORK = ("asr", "turn-end", "tts")
 LogListener = Callable[[LogRecord], None]
 
 
@@ -95,7 +99,7 @@ class Work:
     vanishes: its ``failed`` mapping turns the exception into the events the engine waits for. Work
     that ``waits`` on ``clock`` runs through the clock when deterministic (inline, it would block).
     ``watchers`` hear of every result as it is produced, on the thread that produced it: the one
-    place work is timed.
+    place work is timed. ``busy`` says whether work of a kind is asked for and not yet done.
     """
 
     def __init__(self, threaded: bool, clock: Clock | None = None) -> None:
@@ -104,6 +108,17 @@ class Work:
         self.inbox: queue.SimpleQueue[EngineInput] = queue.SimpleQueue()
         self.watchers: list[WorkWatcher] = []
         self._pools: dict[str, ThreadPoolExecutor] = {}
+        self._asked: Counter[str] = Counter()  # threaded jobs submitted and not yet done, by kind
+        self._asked_lock = threading.Lock()
+
+    def busy(self, *kinds: str) -> bool:
+        """Is threaded work of any of ``kinds`` asked for and not yet done (queued or running)?
+
+        Work of lower priority (live partials) stands aside while it is: a transcription on the turn's
+        path must not share the cores with it.
+        """
+        with self._asked_lock:
+            return any(self._asked[kind] for kind in kinds)
 
     def run(
         self,
@@ -123,7 +138,18 @@ class Work:
         pool = self._pools.get(kind)
         if pool is None:
             pool = self._pools[kind] = ThreadPoolExecutor(1, thread_name_prefix=f"voice-{kind}")
-        pool.submit(self._deliver, kind, asked, produce, failed)
+        with self._asked_lock:
+            self._asked[kind] += 1
+        pool.submit(self._deliver_asked, kind, asked, produce, failed)
+
+    def _deliver_asked(
+        self, kind: str, asked: float, produce: Callable[[], Iterable[EngineInput]], failed: FailureHandler
+    ) -> None:
+        try:
+            self._deliver(kind, asked, produce, failed)
+        finally:
+            with self._asked_lock:
+                self._asked[kind] -= 1
 
     def _deliver(
         self, kind: str, asked: float, produce: Callable[[], Iterable[EngineInput]], failed: FailureHandler
@@ -321,6 +347,22 @@ class ActionRunner:
         """The engine's phase as the stream names it."""
         return self.engine.phase.value
 
+    def live_partials(self, load: Callable[[], PartialDecoder]) -> LivePartials:
+        """Live words of the user's utterances on this runner's stream (voice/asr/partials.py), decoded
+        by what ``load`` gives, standing aside for the turn's own work; shown once asked. Feed it each
+        mic block as the engine heard it (``LivePartials.hear``)."""
+        engine = self.engine
+        partials = LivePartials(
+            load,
+            self.events.publish,
+            lambda: engine.voiced_until,
+            yield_to=lambda: self._work.busy(*TURN_PATH_WORK),
+            threaded=self._work.threaded,
+            rate=self.buffer.rate,
+        )
+        self.events.subscribe(partials.see)
+        return partials
+
     def new_conversation(self, session_log: SessionLog | None) -> None:
         """End the conversation (the turn in flight is cut, heard words kept in its log) and go on with a
         fresh one in ``session_log``; its turns number on, so late output of old turns is dropped."""
@@ -395,13 +437,13 @@ class ActionRunner:
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
-            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply):
+            case Transcribe(utterance=utterance, audio=audio, over_reply=over_reply, context=context):
                 wanted = CancelToken()
                 with self._asr_lock:
                     self._asr_wanted[utterance] = wanted
                 self._work.run(
                     "asr",
-                    lambda: self._transcribe(utterance, audio, over_reply, wanted),
+                    lambda: self._transcribe(utterance, audio, over_reply, context, wanted),
                     lambda exc: (
                         []
                         if wanted.cancelled
@@ -458,14 +500,14 @@ class ActionRunner:
                 )
 
     def _transcribe(
-        self, utterance: int, audio: AudioBlock, over_reply: bool, wanted: CancelToken
+        self, utterance: int, audio: AudioBlock, over_reply: bool, context: str, wanted: CancelToken
     ) -> list[EngineInput]:
         """On the ASR worker: an utterance dropped while it waited is skipped, saving a whisper run, and
         one dropped while a server transcribes it is abandoned, so the next one does not wait for it."""
         try:
             if wanted.cancelled:
                 return []
-            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted)
+            heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted, context=context)
             return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
         finally:
             with self._asr_lock:

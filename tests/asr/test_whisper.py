@@ -80,6 +80,6 @@ def test_a_missing_whisper_model_is_a_one_line_error(tmp_path: Path, capsys: Cap
     wav, nowhere = tmp_path / "silence.wav", tmp_path / "nowhere"
     write_wav(wav, AudioBlock(np.zeros(1600, dtype=np.float32), ENGINE_RATE))
 
-    assert main(["transcribe", str(wav), "--model", str(nowhere)]) == 1
+    assert main(["transcribe", str(wav), "--asr-model", str(nowhere)]) == 1
 
     assert capsys.readouterr().err.startswith(f"voice: error: cannot load whisper model {nowhere}: ")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
-from tests.support.browser import Kiosk, chromium, console_problems, wait_until, watching
+from tests.support.browser import Kiosk, console_problems, speaking_chromium, wait_until, watching
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
 from voice.conversation.items import AssistantText, UserText
@@ -49,11 +49,7 @@ def test_a_question_and_an_interruption_spoken_into_the_page(tmp_path: Path) -> 
     wav = question_then_interruptions(tmp_path / "mic.wav")
     kiosk = Kiosk(tmp_path)
     kiosk.start()
-    driver = chromium(
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={wav}%noloop",
-    )
+    driver = speaking_chromium(wav)
     try:
         with watching(kiosk) as watcher:
             driver.get(kiosk.url)

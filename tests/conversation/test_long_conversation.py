@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 
 from voice.cancel import CancelToken
-from voice.components import context_budget
+from voice.components import context_budget, open_chat_model
+from voice.config.llm import LlmConfig
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.items import UserText
 from voice.conversation.log_records import HistoryTrimmed
 from voice.conversation.session_log import SessionLog, load_session
-from voice.llm.config import LlmConfig
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatRequest, ChatSettings, SizedChatModel, TextDelta
 
 pytestmark = pytest.mark.models

@@ -4,16 +4,20 @@ for the long silence, and ``auto``'s hold changes are written to the session log
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from tests.support.paths import AUDIO
 from tests.support.room import BLOCK, COMPLETE, REPLY, Room, ended_early_and_answered, paused
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoicePaused, VoiceStarted
+from voice.audio.wav import read_wav
+from voice.components import make_engine
 from voice.conversation.log_records import HoldChanged
 from voice.engine.actions import JudgeTurnEnd, PausePlayback, ResumePlayback, SendRequest, Transcribe
 from voice.engine.engine import Engine, Phase
 from voice.engine.hold import START_MS, Eagerness, Hold
-from voice.engine.inputs import TranscriptReady, TurnEndJudged
-from voice.testing.stand_ins import QUESTION
+from voice.engine.inputs import MicAudio, TranscriptReady, TurnEndJudged
+from voice.testing.stand_ins import QUESTION, WORD
 
 
 def room_with(eagerness: Eagerness) -> Room:
@@ -123,3 +127,55 @@ def test_auto_lengthens_the_hold_when_the_user_cuts_an_answer_played_into_their_
     assert room.recorded().turns[1].interrupted
     pause_ms = (going_on - voiced_end) * 1000 // ENGINE_RATE
     assert room.engine.hold.next_ms >= pause_ms + 100  # the next answer waits past such a pause
+
+
+def answered_at_a_pause(room: Room, probability: float) -> int:
+    """The user says a question and stops; the turn ends at the pause, its reply plays whole, and the user
+    stays quiet for 1.5 s. Returns how long after their last voiced sample the reply began to play (ms)."""
+    start = room.clock
+    room.tick(VoiceStarted(start))
+    for _ in range(50):  # a second of speech
+        room.tick()
+    voiced_end = room.clock
+    utterance = AudioBlock(np.zeros(voiced_end - start, np.float32), ENGINE_RATE, start)
+    transcribe, _ = room.tick(VoicePaused(voiced_end, utterance))
+    assert isinstance(transcribe, Transcribe)
+    room.engine.handle(TranscriptReady(transcribe.utterance, QUESTION))
+    (request, *_) = room.engine.handle(TurnEndJudged(transcribe.utterance, probability))
+    assert isinstance(request, SendRequest)
+    room.synthesize(room.stream(request.request.turn, REPLY))
+    while ResumePlayback(request.request.turn) not in room.tick():
+        assert room.clock - voiced_end < ENGINE_RATE  # the hold never reaches a second here
+    waited_ms = (room.clock - voiced_end) * 1000 // ENGINE_RATE
+    room.play(request.request.turn, len(REPLY) * WORD)
+    for _ in range(75):
+        room.tick()
+    return waited_ms
+
+
+def test_auto_answers_a_speaker_who_never_pauses_mid_turn_within_260_ms_and_no_sooner() -> None:
+    """Each turn that stays ended shortens the hold by up to 60 ms, down to its floor of 250 ms (the next
+    20 ms block tells it); the session log says where it stopped."""
+    room = Room()
+    waits = [answered_at_a_pause(room, probability=0.99) for _ in range(8)]
+
+    assert waits == [520, 480, 420, 360, 300, 260, 260, 260]
+    changes = [e for e in room.engine.conversation.take_events() if isinstance(e, HoldChanged)]
+    assert [change.hold_ms for change in changes] == [461, 402, 343, 284, 250]
+
+
+@pytest.mark.parametrize(("eagerness", "pause_ms"), [(Eagerness.HIGH, 100), (Eagerness.AUTO, 200)])
+def test_high_asks_whether_the_turn_is_over_100_ms_into_the_pause_where_auto_waits_200(
+    eagerness: Eagerness, pause_ms: int
+) -> None:
+    """The assistant's engine and VAD on a recorded question: how soon whisper and Smart Turn are asked."""
+    engine = make_engine(eagerness=eagerness)
+    question = read_wav(AUDIO / "what-weather.wav").samples
+    audio = np.concatenate((question, np.zeros(ENGINE_RATE // 2, np.float32)))
+    waited_ms: list[int] = []  # from the last voiced frame to the block that asks for a judgement
+    for start in range(0, audio.size - BLOCK + 1, BLOCK):
+        block = AudioBlock(audio[start : start + BLOCK], ENGINE_RATE, start)
+        if any(isinstance(a, JudgeTurnEnd) for a in engine.handle(MicAudio(block))):
+            waited_ms.append((block.end - engine.voiced_until) * 1000 // ENGINE_RATE)
+
+    assert waited_ms == [pause_ms]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from voice.audio.block import ENGINE_RATE
-from voice.engine.hold import LONGEST_MS, SHORTEST_MS, START_MS, Eagerness, Hold
+from voice.engine.hold import LONGEST_MS, START_MS, Eagerness, Hold
 
 SURE, UNSURE = 0.98, 0.55
 
@@ -46,10 +46,10 @@ def test_a_speaker_who_never_pauses_mid_sentence_gets_a_shorter_hold_never_under
         holds.append(speaker.hold.ms)
         speaker.quiet_until_next_turn()
 
-    assert holds[0] == START_MS
+    assert holds[0] == 520
     assert all(later <= earlier for earlier, later in itertools.pairwise(holds))
     assert holds[3] <= 450  # a few turns in, the answer comes within 450 ms of the pause
-    assert holds[-1] == SHORTEST_MS
+    assert holds[-1] == 250  # the floor: an answer never comes sooner after a pause
 
 
 def test_a_speaker_who_pauses_mid_sentence_gets_a_longer_hold_up_to_1_s() -> None:
@@ -63,9 +63,9 @@ def test_a_speaker_who_pauses_mid_sentence_gets_a_longer_hold_up_to_1_s() -> Non
     speaker.turn_ended()
     holds.append(speaker.hold.ms)
 
-    assert holds[0] == START_MS
+    assert holds[0] == 520
     assert all(later > earlier for earlier, later in itertools.pairwise(holds[:-1]))
-    assert holds[-1] == LONGEST_MS
+    assert holds[-1] == 1000
 
 
 def test_a_speaker_who_paused_once_is_never_held_shorter_than_that_pause() -> None:
@@ -85,7 +85,7 @@ def test_a_pause_smart_turn_did_not_take_for_the_end_still_lengthens_a_short_hol
     for _ in range(12):
         speaker.turn_ended()
         speaker.quiet_until_next_turn()
-    assert speaker.hold.ms == SHORTEST_MS
+    assert speaker.hold.ms == 250
 
     speaker.hold.paused_within_turn(at(100_000), at(100_600))  # 600 ms, then the user went on
     speaker.turn_ended()

@@ -51,7 +51,7 @@ from voice.engine.actions import (
 )
 from voice.engine.engine import Engine, Phase
 from voice.engine.hold import START_MS as HOLD_AFTER_EARLY_END_MS
-from voice.engine.inputs import MicAudio, TranscriptReady, TurnEndJudged
+from voice.engine.inputs import CancelReply, MicAudio, TranscriptReady, TurnEndJudged
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
 from voice.testing.stand_ins import QUESTION, WORD, EvenSynthesizer, Hears
@@ -276,7 +276,7 @@ def test_a_cut_in_judged_finished_stops_the_reply_at_the_pause_and_its_answer_wa
     room = Room()
     utterance, actions = paused_over_the_reply(room, blocks=60)  # 1.2 s of speech
     paused_at = room.clock - BLOCK
-    assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]
+    assert actions == [Transcribe(2, utterance, over_reply=True), JudgeTurnEnd(2, utterance)]  # no context
     room.engine.handle(TurnEndJudged(2, COMPLETE))
     actions = room.engine.handle(TranscriptReady(2, "Sorry, I meant on Sunday."))
 
@@ -423,3 +423,29 @@ def test_the_user_going_on_within_the_hold_discards_the_request_and_is_heard_as_
     assert [e.text for e in told if isinstance(e, InputTranscript)] == [whole]
     # the assistant is seen thinking once, about the whole sentence, never in the user's pause
     assert [e.state for e in told if isinstance(e, StateChanged)] == ["user_speaking", "thinking"]
+
+
+def quiet_transcription(room: Room) -> Transcribe:
+    """The user says something in the quiet: the transcription the engine asks for."""
+    start = room.clock
+    room.tick(VoiceStarted(start))
+    actions = room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, start)))
+    (transcribe,) = [action for action in actions if isinstance(action, Transcribe)]
+    return transcribe
+
+
+def test_speech_after_a_reply_is_transcribed_with_the_reply_as_heard() -> None:
+    """ASR hears an answer in the words of what the assistant said; of a cut reply, only what was heard."""
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, len(REPLY) * WORD)
+    transcribe = quiet_transcription(room)
+    assert (transcribe.context, transcribe.over_reply) == ("".join(REPLY), False)
+
+    room = Room()
+    ask(room)
+    room.synthesize(room.stream(1, REPLY))
+    room.play(1, 2 * WORD)
+    room.engine.handle(CancelReply())  # the stop button, two words in
+    assert quiet_transcription(room).context == "".join(REPLY[:2])

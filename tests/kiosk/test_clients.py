@@ -27,6 +27,8 @@ from websockets.exceptions import ConnectionClosed
 from tests.support.kiosk import UNREACHABLE_LLM, Event, events_until, next_event, running_kiosk, send
 from voice.chat.driver import DeviceSettings
 from voice.client_events import ResponseHeard
+from voice.components import open_chat_model
+from voice.config.llm import LlmConfig
 from voice.conversation.continuation import Conversation
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.audio import audio_setup
@@ -35,8 +37,6 @@ from voice.kiosk.keeper import KeeperSettings, SessionKeeper
 from voice.kiosk.limits import ALL_CLIENTS, TYPING
 from voice.kiosk.server import MAX_FRAME_BYTES, KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
-from voice.llm.config import LlmConfig
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings
 
 WATCHERS = 50

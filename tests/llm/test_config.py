@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from voice.config.llm import LlmConfig, add_llm_arguments, config_from_args, resolve_llm_config
 from voice.errors import ConfigError
-from voice.llm.config import LlmConfig, add_llm_arguments, config_from_args, resolve_llm_config
 
 KEY = "sk-live-do-not-print"
 

@@ -23,13 +23,13 @@ import pytest
 
 from tests.support.processes import alive, servers_started_by, wait_until_gone
 from voice.cancel import CancelToken
+from voice.components import open_chat_model
+from voice.config.llm import LlmConfig
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import AssistantText, UserText
-from voice.llm.config import LlmConfig
 from voice.llm.embedded_chat import EmbeddedChatModel
 from voice.llm.embedded_server import EmbeddedServer
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
-from voice.llm.open_model import open_chat_model
 from voice.llm.openai_client import OpenAIChatModel, request_payload
 from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.llm.prompt import SPEECH_SYSTEM_PROMPT

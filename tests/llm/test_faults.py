@@ -70,7 +70,7 @@ def end_inside_an_event(exchange: Exchange) -> None:
 
 @dataclass(frozen=True)
 class Row:
-    """One row of docs/architecture.md §1's failure table; ``script`` None: nothing listens at the URL."""
+    """One row of the failure table in voice/llm/failures.py; ``script`` None: nothing listens at the URL."""
 
     script: Script | None
     code: ErrorCode

@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from tests.support.fault_llm import Exchange, FaultServer
+from voice.components import open_chat_model
+from voice.config.llm import LlmConfig
 from voice.conversation.items import AssistantText, ToolCall, ToolResult, UserText
-from voice.llm.config import LlmConfig
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatRequest, ChatSettings, ToolSpec
 from voice.llm.tokens import EstimatedTokenCounter, ServerTokenCounter
 

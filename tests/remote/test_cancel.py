@@ -24,8 +24,9 @@ from voice.audio.wav import read_wav
 from voice.cancel import DROPPED, INTERRUPTED, CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.remote.limits import Limits
 from voice.remote.wyoming_link import WyomingConnection
+from voice.speech_backends import synthesizer_for, transcriber_for
 
 CUT_S = 0.5  # from the cancel to the call's return: the socket is shut, nothing waits for the server
 PATIENT = Limits(idle_timeout_s=30.0)  # only the cancel can end these calls early

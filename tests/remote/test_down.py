@@ -13,9 +13,9 @@ from tests.support.paths import SCENARIOS
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.wav import read_wav
 from voice.components import SpeechModels
-from voice.remote.speech import synthesizer_for, transcriber_for
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.testing.loopback import free_port
 from voice.tts.piper_voice import PiperSynthesizer
 

@@ -22,7 +22,8 @@ from tests.support.fault_wyoming import UTTERANCE, FaultWyoming, Peer, audio_the
 from voice.asr.port import Transcriber
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.remote.limits import Limits
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.testing.loopback import free_port
 from voice.tts.port import Synthesizer
 

@@ -13,7 +13,8 @@ import pytest
 
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for
+from voice.remote.limits import Limits
+from voice.speech_backends import synthesizer_for
 from voice.testing.loopback import free_port
 from voice.testing.speech_servers import LOCAL_TTS_RATE, local_tts_command, local_tts_home, running
 

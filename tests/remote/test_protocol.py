@@ -11,7 +11,7 @@ from wyoming.tts import SynthesizeStopped
 from tests.support.fault_llm import Exchange, FaultServer
 from tests.support.fault_wyoming import FaultWyoming, Peer
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.remote.speech import synthesizer_for, transcriber_for
+from voice.speech_backends import synthesizer_for, transcriber_for
 
 UTTERANCE = AudioBlock(np.full(ENGINE_RATE // 2, 0.05, dtype=np.float32), ENGINE_RATE)
 

@@ -20,9 +20,9 @@ from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.components import SpeechModels
-from voice.remote.speech import synthesizer_for, transcriber_for
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.turn_end.smart_turn import SmartTurn
 
 pytestmark = pytest.mark.models

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.word_error import words_wrong
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
+from voice.cli import main
 from voice.errors import VoiceError
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
-from voice.remote.speech import Limits, synthesizer_for, transcriber_for
+from voice.remote.limits import Limits
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.testing.loopback import free_port
 from voice.testing.speech_servers import running, wyoming_piper_command
 from voice.tts.estimate import LATE_S
@@ -100,3 +104,18 @@ def test_a_voice_server_that_goes_down_fails_the_call_and_serves_again_once_back
 
     with running(wyoming_piper_command(port, home), port, home / "second.log"):
         assert synthesizer.synthesize("I am back.").audio.frames > 0
+
+
+@pytest.mark.parametrize("server", ["wyoming_piper", "piper_http"])
+def test_voice_say_and_transcribe_use_the_configured_servers(
+    server: str, request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`voice say` speaks with the server the flags name, and `voice transcribe` hears it with another."""
+    wav = tmp_path / "said.wav"
+    assert main(["say", SAID, "--out", str(wav), "--tts", request.getfixturevalue(server), "--words"]) == 0
+    spans = capsys.readouterr().out.splitlines()
+    assert [line.split()[2] for line in spans] == SAID.split()
+
+    asr = request.getfixturevalue("wyoming_whisper")
+    assert main(["transcribe", str(wav), "--asr", asr]) == 0
+    assert words_wrong(SAID, capsys.readouterr().out) <= 1

@@ -10,9 +10,9 @@ import pytest
 
 from tests.support.paths import SCENARIOS
 from voice.audio.block import ENGINE_RATE
-from voice.remote.spans import estimated_synthesis
 from voice.tts.estimate import sounded_weight
 from voice.tts.piper_voice import PiperSynthesizer
+from voice.tts.server_spans import estimated_synthesis
 
 CUT_EVERY = ENGINE_RATE // 20  # a cut-in every 50 ms of each reply
 

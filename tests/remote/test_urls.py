@@ -7,8 +7,8 @@ import pytest
 from voice.asr.openai_asr import OpenAITranscriber
 from voice.asr.wyoming_asr import WyomingTranscriber
 from voice.errors import ConfigError
-from voice.remote.speech import synthesizer_for, transcriber_for
 from voice.remote.urls import is_server_url
+from voice.speech_backends import synthesizer_for, transcriber_for
 from voice.tts.openai_tts import OpenAISynthesizer
 from voice.tts.wyoming_tts import WyomingSynthesizer
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from voice.cli import main
-from voice.components import SpeechChoice, SpeechModels
+from voice.components import SpeechModels
 from voice.errors import ModelError
+from voice.speech_backends import SpeechChoice
 
 COMMANDS = {
     "chat": ("voice.chat.commands", ["chat"]),

@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.paths import AUDIO
 from tests.support.scenarios import RunScenario
+from voice.asr.guard import guarded
 from voice.asr.whisper import WhisperTranscriber
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
@@ -20,8 +21,9 @@ from voice.turn_end.smart_turn import SmartTurn
 
 @pytest.fixture(scope="session")
 def speech_models(transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer) -> SpeechModels:
-    """The session's one whisper, one piper and one Smart Turn, as the pipeline takes them."""
-    return SpeechModels(transcriber, synthesizer, SmartTurn())
+    """The session's one whisper (behind the word guard, as the assistant loads it), one piper and one
+    Smart Turn, as the pipeline takes them."""
+    return SpeechModels(guarded(transcriber), synthesizer, SmartTurn())
 
 
 @pytest.fixture(scope="session")

@@ -166,6 +166,15 @@ def chromium(*flags: str) -> webdriver.Chrome:
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
 
+def speaking_chromium(wav: Path) -> webdriver.Chrome:
+    """A chromium whose fake microphone plays ``wav`` once, granted to the page without asking."""
+    return chromium(
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={wav}%noloop",
+    )
+
+
 def console_problems(driver: webdriver.Chrome) -> list[dict[str, Any]]:
     """What the page wrote to the console as a warning or an error (the log empties as it is read)."""
     return [entry for entry in driver.get_log("browser") if entry["level"] in {"SEVERE", "WARNING"}]

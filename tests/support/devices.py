@@ -48,6 +48,34 @@ class ThreadedMicrophone:
         self._thread.join()
 
 
+class RecordedMicrophone:
+    """Delivers ``samples`` and then silence, a 40 ms block every 40 ms from its own thread, as a sound
+    card's callback would, until closed."""
+
+    def __init__(self, deliver: Callable[[AudioBlock], None], samples: np.ndarray) -> None:
+        self.overflows = 0
+        self.closed = threading.Event()
+        self._samples = samples
+        self._thread = threading.Thread(target=self._run, args=(deliver,), daemon=True)
+        self._thread.start()
+
+    def _run(self, deliver: Callable[[AudioBlock], None]) -> None:
+        index = 0
+        while not self.closed.wait(BLOCK / ENGINE_RATE):
+            block = np.zeros(BLOCK, np.float32)
+            piece = self._samples[index * BLOCK : (index + 1) * BLOCK]
+            block[: len(piece)] = piece
+            deliver(AudioBlock(block, ENGINE_RATE, index * BLOCK))
+            index += 1
+
+    def check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed.set()
+        self._thread.join()
+
+
 class SilentSpeaker:
     """A speaker that plays nothing and never moves on."""
 

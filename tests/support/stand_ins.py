@@ -42,6 +42,7 @@ class NotingTranscriber(Hears):
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         self.audio.append(audio)
         self.over_reply.append(over_reply)

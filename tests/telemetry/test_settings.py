@@ -8,8 +8,8 @@ import pytest
 
 from voice.cli import build_parser
 from voice.config.settings import load_settings
+from voice.config.telemetry import TelemetrySettings
 from voice.errors import ConfigError
-from voice.telemetry.settings import TelemetrySettings
 
 
 def test_telemetry_is_off_unless_configured() -> None:

@@ -65,7 +65,7 @@ def test_the_tools_are_offered_on_every_request_and_a_result_reaches_the_next(
 ) -> None:
     model = OrderDeskModel()
     scenario = Scenario(
-        Path("order.json"), RealLlm(), (UserCue(None, at_s=0.5, text="Where is order 1234?"),), 12.0
+        Path("order.json"), RealLlm(), (UserCue(None, at_s=0.5, text="Where is order 1234?"),), 7.0
     )
     with McpToolbox([orders]) as box, SessionLog.create(tmp_path / "session.jsonl") as log:
         result = run_room(scenario, box, model, log)

@@ -3,14 +3,18 @@ gives the conversation, and what happens when a server errs, is slow, dies or is
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.support.mcp_servers import Notes, orders_settings, start_home, stop
+from tests.support.mcp_servers import ORDERS, Notes, orders_settings, start_home, stop
 from voice.cancel import CancelToken
+from voice.config.settings import load_settings
 from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
 from voice.testing.loopback import free_port
 from voice.tools.mcp_settings import McpServerSettings
@@ -21,10 +25,17 @@ def call(box: McpToolbox, name: str, **arguments: object) -> ToolResult:
     return box(ToolCall(f"call-{name}", name, dict(arguments)), CancelToken())
 
 
-def test_a_servers_tools_are_offered_with_their_schemas_and_answer_in_text(orders: McpServerSettings) -> None:
-    with McpToolbox([orders]) as box:
-        offered = {spec.name: spec for spec in box.specs}
-        result = call(box, "lookup_order", order_id="1234")
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpToolbox]:
+    """One order desk, as configured by default, for the tests that only call its tools."""
+    notes = Notes(tmp_path_factory.mktemp("desk") / "orders-notes.txt")
+    with McpToolbox([orders_settings(notes)]) as box:
+        yield box
+
+
+def test_a_servers_tools_are_offered_with_their_schemas_and_answer_in_text(desk: McpToolbox) -> None:
+    offered = {spec.name: spec for spec in desk.specs}
+    result = call(desk, "lookup_order", order_id="1234")
 
     assert (
         offered["lookup_order"].description
@@ -36,12 +47,9 @@ def test_a_servers_tools_are_offered_with_their_schemas_and_answer_in_text(order
     )
 
 
-def test_structured_content_goes_in_as_json_and_an_image_is_left_out_with_a_note(
-    orders: McpServerSettings,
-) -> None:
-    with McpToolbox([orders]) as box:
-        status = call(box, "order_status", order_id="7")
-        photo = call(box, "order_photo", order_id="7")
+def test_structured_content_goes_in_as_json_and_an_image_is_left_out_with_a_note(desk: McpToolbox) -> None:
+    status = call(desk, "order_status", order_id="7")
+    photo = call(desk, "order_photo", order_id="7")
 
     assert not status.failed
     assert '"status": "shipped"' in status.output
@@ -49,9 +57,8 @@ def test_structured_content_goes_in_as_json_and_an_image_is_left_out_with_a_note
     assert photo.output == "Parcel 7 at the depot.\n(an image left out: it cannot be read aloud)"
 
 
-def test_a_tool_error_is_a_failed_result_with_the_servers_message(orders: McpServerSettings) -> None:
-    with McpToolbox([orders]) as box:
-        result = call(box, "refund", order_id="9")
+def test_a_tool_error_is_a_failed_result_with_the_servers_message(desk: McpToolbox) -> None:
+    result = call(desk, "refund", order_id="9")
 
     assert result.failed
     assert result.output.startswith("Failed: ")
@@ -230,3 +237,31 @@ def test_a_cancelled_token_abandons_the_call_and_tells_the_server(
     assert result == ToolResult("c1", ABANDONED_RUNNING, failed=True)
     assert told
     assert lines == ["tool slow_lookup (orders) abandoned; its server was told to cancel it"]
+
+
+def test_an_empty_allow_list_in_the_config_offers_no_tool_and_runs_none(notes: Notes, tmp_path: Path) -> None:
+    """An operator who empties ``tools`` to turn a server's tools off exposes none of them (and the server
+    is not even started)."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f"[mcp.servers.orders]\ncommand = [{sys.executable!r}, {str(ORDERS)!r}]\n"
+        f"env = {{ ORDERS_NOTES = {str(notes.path)!r} }}\ntools = []\n",
+        encoding="utf-8",
+    )
+    (servers,) = load_settings(argparse.Namespace(config=config), {}).mcp_servers
+    with McpToolbox([servers], say=lambda line: None) as box:
+        offered = box.specs
+        refused = call(box, "delete_all_orders")
+
+    assert offered == ()
+    assert refused.failed
+    assert "deleted every order" not in notes.lines()
+
+
+def test_a_call_past_the_servers_timeout_is_a_failed_result(notes: Notes) -> None:
+    with McpToolbox([orders_settings(notes, timeout_s=0.5)]) as box:
+        result = call(box, "slow_lookup", order_id="56", seconds=20)
+
+    assert result == ToolResult(
+        "call-slow_lookup", "Failed: timed out; it may have taken effect.", failed=True
+    )

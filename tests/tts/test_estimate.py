@@ -6,8 +6,7 @@ import itertools
 
 import numpy as np
 
-from voice.audio.block import ENGINE_RATE
-from voice.tts.estimate import LATE_S, estimate_spans, spoken_weight
+from voice.tts.estimate import estimate_spans, spoken_weight
 
 
 def padded_tone(silence: int, sound: int) -> np.ndarray:
@@ -16,8 +15,8 @@ def padded_tone(silence: int, sound: int) -> np.ndarray:
     return np.concatenate([quiet, tone, quiet])
 
 
-def test_spans_share_out_the_sounding_part_a_little_late_and_follow_each_other() -> None:
-    late = round(LATE_S * ENGINE_RATE)
+def test_spans_share_out_the_sounding_part_40_ms_late_and_follow_each_other() -> None:
+    late = 640  # 40 ms: as close to piper's alignments as an estimate gets (benchmarks/estimated_spans.py)
     audio = padded_tone(silence=4000, sound=16000)  # 250 ms of quiet each side: more than the lateness
 
     spans = estimate_spans(["Tomorrow", "starts", "dry."], audio)

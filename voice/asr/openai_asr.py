@@ -2,6 +2,7 @@
 
 Speaches, faster-whisper-server, vLLM and OpenAI take a WAV upload and answer JSON. Word times are
 asked for (``verbose_json`` with word granularity) only when the caller wants them, and used if given.
+The context's last sentence goes as the request's ``prompt`` (voice.asr.context), as whisper's is.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from typing import Any
 
 import httpx
 
+from voice.asr.context import prompt_from
 from voice.asr.port import TimedWord, Transcript, require_engine_audio
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
+from voice.remote.limits import Limits
 from voice.remote.pcm import WIDTH, to_pcm16
+from voice.remote.urls import ServerUrl
 
 _MAX_ANSWER = 1 << 20  # a transcript is a few hundred bytes; more is not one
 
@@ -53,6 +57,7 @@ class OpenAITranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         require_engine_audio(audio, "remote ASR")
         wav = io.BytesIO()
@@ -70,6 +75,8 @@ class OpenAITranscriber:
             fields["timestamp_granularities[]"] = ["word"]
         if self._language:
             fields["language"] = self._language
+        if prompt_from(context):
+            fields["prompt"] = prompt_from(context)
         with self._endpoint.post(cancel, files=upload, data=fields) as reply:
             body = _read_limited(reply)
         return self._parse(body)
@@ -103,3 +110,11 @@ def _read_limited(reply: httpx.Response) -> bytes:
         if len(body) > _MAX_ANSWER:
             break
     return bytes(body)
+
+
+def open_openai_transcriber(url: ServerUrl, api_key: str | None, limits: Limits) -> OpenAITranscriber:
+    """The transcriber at an OpenAI-compatible API base (``model``, ``language`` from its query)."""
+    endpoint = AudioEndpoint.to(url, "/audio/transcriptions", api_key, limits)
+    return OpenAITranscriber(
+        endpoint, model=url.options.get("model", "whisper-1"), language=url.options.get("language")
+    )

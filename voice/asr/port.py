@@ -34,6 +34,8 @@ class Transcriber(Protocol):
     the transcriber should take its most careful path (whisper decodes its full 30 s window).
     ``cancel`` fires (from another thread) once the text is no longer wanted: a backend that waits on a
     server abandons the call at once and raises; a local model may finish.
+    ``context`` is what the assistant said last, as far as the user heard it: a backend that takes a
+    prompt hears an answer in its words (voice.asr.context); one that does not ignores it.
     """
 
     def transcribe(
@@ -43,6 +45,7 @@ class Transcriber(Protocol):
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript: ...
 
 

@@ -28,6 +28,7 @@ REPEATS_ABOVE = 2.4  # whisper's own test: text that compresses better than this
 NO_SPEECH_ABOVE = 0.6  # with an average log-probability under -1: no words at all, as faster-whisper rules
 LOW_LOGPROB = -1.0
 FIRST_TIMESTAMP_AT_MOST = 50  # in 20 ms steps: faster-whisper's bound on where the first segment starts
+PROMPT_TOKENS_AT_MOST = 223  # faster-whisper's bound on earlier text: half its 448-token context, less one
 
 
 def window_frames(speech_frames: int) -> int | None:
@@ -69,7 +70,8 @@ class ShortWindowDecoder:
         self._hop = int(model.feature_extractor.hop_length)
         self._storage = ctranslate2.StorageView
 
-    def decode(self, samples: Samples, *, timestamps: bool = False) -> str | None:
+    def decode(self, samples: Samples, *, timestamps: bool = False, prompt: str = "") -> str | None:
+        """The text, or None for the full window; ``prompt`` is text whisper takes as said before."""
         speech_frames = len(samples) // self._hop  # known before any features: a long one costs nothing here
         window = window_frames(speech_frames)
         if not self._usable or window is None:
@@ -79,12 +81,14 @@ class ShortWindowDecoder:
         padded[:, :speech_frames] = features[:, :speech_frames]
         encoded = self._model.model.encode(self._storage.from_array(padded[None]))
         token_limit = int(TOKENS_PER_S_AT_MOST * speech_frames / 100) + 8
-        prompt = self._timed_prompt if timestamps else self._plain_prompt
+        start = self._timed_prompt if timestamps else self._plain_prompt
+        before = self._tokenizer.encode(" " + prompt.strip())[-PROMPT_TOKENS_AT_MOST:] if prompt else []
+        tokens_in = [self._tokenizer.sot_prev, *before, *start] if before else start
         result = self._model.model.generate(
             encoded,
-            [prompt],
+            [tokens_in],
             beam_size=self._beam_size,
-            max_length=len(prompt) + (2 * token_limit if timestamps else token_limit),
+            max_length=len(tokens_in) + (2 * token_limit if timestamps else token_limit),
             return_scores=True,
             return_no_speech_prob=True,
             suppress_blank=True,

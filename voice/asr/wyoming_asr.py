@@ -15,7 +15,9 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from voice.asr.port import Transcript, require_engine_audio
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.cancel import CancelToken
+from voice.remote.limits import Limits
 from voice.remote.pcm import WIDTH, to_pcm16
+from voice.remote.urls import ServerUrl
 from voice.remote.wyoming_link import WyomingConnection, WyomingLink
 
 _CHUNK_SAMPLES = 1024  # what Wyoming satellites send: 64 ms at 16 kHz
@@ -25,7 +27,8 @@ class WyomingTranscriber:
     """Sends each utterance to ``link``'s server; ``model`` and ``language`` go in ``transcribe`` if given.
 
     Wyoming gives no word times, so ``word_timings`` gets a transcript without words; ``over_reply`` is the
-    server's business (it decodes how it decodes).
+    server's business (it decodes how it decodes), and ``context`` goes unsent: its ``transcribe`` takes
+    no prompt.
     """
 
     def __init__(self, link: WyomingLink, *, model: str | None = None, language: str | None = None) -> None:
@@ -52,6 +55,7 @@ class WyomingTranscriber:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         require_engine_audio(audio, "remote ASR")
         pcm = to_pcm16(audio.samples)
@@ -82,3 +86,10 @@ def _answer(connection: WyomingConnection) -> str:
             chunks.append(text)
         elif TranscriptStop.is_type(event.type):
             return "".join(chunks)
+
+
+def open_wyoming_transcriber(url: ServerUrl, api_key: str | None, limits: Limits) -> WyomingTranscriber:
+    """The transcriber at a wyoming:// URL (``model`` and ``language`` from its query); connects per call."""
+    return WyomingTranscriber(
+        WyomingLink.to(url, limits), model=url.options.get("model"), language=url.options.get("language")
+    )

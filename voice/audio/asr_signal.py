@@ -303,12 +303,15 @@ class TranscribingAsrSignal:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         if self._signal.only_echo(audio):
             return Transcript("")  # no words of the user's: whisper would only guess at the echo
         words = self._signal.words_for(audio)
         over_reply = over_reply or self._signal.speaker_audible_over(words)
-        heard = self._inner.transcribe(words, word_timings=word_timings, over_reply=over_reply, cancel=cancel)
+        heard = self._inner.transcribe(
+            words, word_timings=word_timings, over_reply=over_reply, cancel=cancel, context=context
+        )
         earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
         if not earlier or not heard.words:
             return heard

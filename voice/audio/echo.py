@@ -29,16 +29,6 @@ class EchoCanceller(Protocol):
     def rest(self, mic: AudioBlock) -> AudioBlock: ...
 
 
-class NoEchoCanceller:
-    """Returns the mic unchanged: for headsets, or rooms where the speaker cannot reach the mic."""
-
-    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
-        return mic
-
-    def rest(self, mic: AudioBlock) -> AudioBlock:
-        return mic
-
-
 class WebRtcEchoCanceller:
     """WebRTC AEC3 (pywebrtc-audio) at ENGINE_RATE; it adapts to the room and finds the echo delay itself.
 

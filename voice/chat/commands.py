@@ -12,20 +12,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.client_events import Failure
-from voice.components import context_budget, load_speech_models, make_engine
+from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
 from voice.config.flags import (
     add_device_arguments,
     add_speech_arguments,
     add_telemetry_arguments,
     add_turn_arguments,
 )
+from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
-from voice.llm.config import add_llm_arguments
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry
@@ -66,6 +66,10 @@ def _chat(args: argparse.Namespace) -> int:
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
     models = load_speech_models(configured.speech)
+    if live_view:
+        trouble = preload_partials()  # the view shows your words as you say them from the start
+        if trouble is not None:
+            print(f"voice: {trouble}", file=sys.stderr, flush=True)
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     with contextlib.ExitStack() as stack:
         toolbox = stack.enter_context(McpToolbox(configured.mcp_servers))
@@ -86,6 +90,7 @@ def _chat(args: argparse.Namespace) -> int:
             log,
             say=None if live is None else live.say,
             input_levels=live is not None,
+            partials=None if live is None else whisper_partials,
         )
         telemetry = Telemetry(
             configured.telemetry, configured.eagerness.value, *probes_for(configured, model)

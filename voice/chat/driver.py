@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from voice.asr.partials import PartialDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import DeviceSpec, MicrophoneStream, SpeakerStream, rescan_devices
 from voice.audio.echo import EchoCanceller, WebRtcEchoCanceller
@@ -111,9 +112,11 @@ class DeviceConversation:
 
     ``open_input`` / ``open_output`` default to the devices ``devices`` names; tests hand in their own.
     ``say`` prints the one-line notices about devices (stderr by default). With ``input_levels`` the
-    stream also carries the mic's level (``input.level``, ten a second) for a live meter. Real devices
-    hand the loop their blocks in batches while the conversation is idle (``devices.idle_batch_ms``);
-    handed-in inputs do too with ``idle_batches``.
+    stream also carries the mic's level (``input.level``, ten a second) for a live meter. With
+    ``partials`` (the loader of their decoder) it carries the user's words as they speak
+    (``input.partial``) while ``show_partials`` asks for them. Real devices hand the loop their blocks
+    in batches while the conversation is idle (``devices.idle_batch_ms``); handed-in inputs do too with
+    ``idle_batches``.
     """
 
     def __init__(
@@ -130,6 +133,7 @@ class DeviceConversation:
         open_output: OpenOutput | None = None,
         say: Callable[[str], None] | None = None,
         input_levels: bool = False,
+        partials: Callable[[], PartialDecoder] | None = None,
         idle_batches: bool | None = None,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
@@ -175,6 +179,13 @@ class DeviceConversation:
         self._meter = (
             LevelMeter(self.runner.events.publish, lambda: engine.voiced_until) if input_levels else None
         )
+        self._partials = None if partials is None else self.runner.live_partials(partials)
+
+    def show_partials(self, enabled: bool) -> None:
+        """Publish the user's words as they speak (``input.partial``), or stop; any thread may ask.
+        Without a partials decoder nothing is ever decoded."""
+        if self._partials is not None:
+            self._partials.show(enabled)
 
     @property
     def clock(self) -> int:
@@ -263,6 +274,8 @@ class DeviceConversation:
                 self.end_session()
             finally:
                 self._close()
+                if self._partials is not None:
+                    self._partials.close()
 
     async def _next_block(self) -> AudioBlock | None:
         """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S.
@@ -351,10 +364,12 @@ class DeviceConversation:
         mic, speaker = self._mic, self._speaker
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
-        self._duplex.step(block, mic, speaker)
+        heard = self._duplex.step(block, mic, speaker)
         self._silence_cut_audio()
         if self._meter is not None:
             self._meter.add(block)
+        if self._partials is not None:
+            self._partials.hear(heard)
         self._note_idle()
         if self.on_step is not None:
             self.on_step()

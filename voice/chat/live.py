@@ -99,6 +99,7 @@ class LiveChat:
         for failure in self._failures:
             view.publish(failure)
         self.talk.runner.events.subscribe(view.publish)
+        self.talk.show_partials(True)  # the view draws your words as you say them
         self._run = asyncio.run_coroutine_threadsafe(self.talk.run(self._seconds), self._loop)
         self._run.add_done_callback(lambda _: view.ended())
 

@@ -1,8 +1,8 @@
 """`voice chat`'s live terminal view: a Textual app drawn from the event stream, whose keys send commands.
 
-It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words,
-the reply as it is heard (unheard words struck through after a cut), a line of timings per turn,
-tool calls, errors and notices. It never reads engine state; its keys go to :class:`Controls`.
+It is a client of the stream like the kiosk page: it shows the state, the mic's level, your words (as you say
+them, then as heard), the reply as it is heard (unheard words struck through after a cut), a line of timings
+per turn, tool calls, errors and notices. It never reads engine state; its keys go to :class:`Controls`.
 Events arrive on the driver's thread and are posted to the app (``post_message`` is thread-safe).
 """
 
@@ -21,10 +21,12 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Footer, Input
 
-from voice.chat.view_widgets import Dialogue, Line, StatusBar, reply_text
+from voice.chat.view_widgets import Dialogue, Line, StatusBar, partial_text, reply_text
 from voice.client_events import (
+    SPOKEN_INPUT,
     Failure,
     InputLevel,
+    InputPartial,
     InputTranscript,
     ResponseCreated,
     ResponseDone,
@@ -119,6 +121,7 @@ class ChatView(App[None]):
         self._turn: TurnShown | None = None  # the turn in flight
         self._speech_stopped: float | None = None
         self._last_user: Line | None = None
+        self._partial: Line | None = None  # your words as you say them, until their transcript
         self._notice: tuple[Line, str, int] | None = None  # the latest notice, its text, how many times
 
     # -- thread-safe ways in, for the driver's thread ---------------------------------------------
@@ -179,9 +182,16 @@ class ChatView(App[None]):
                     turn.cut_in_at = t
             case SpeechStopped(t=t):
                 self._speech_stopped = t
-            case InputTranscript(text=text, merged=merged):
+            case InputPartial(text=text, final=final):
+                self._show_partial(text, final)
+            case InputTranscript(id=input_id, text=text, merged=merged):
+                partial = self._partial if input_id.startswith(SPOKEN_INPUT) else None
                 if merged and self._last_user is not None:
                     self._last_user.show(Text(f"{merged} {text}"))
+                elif partial is not None:  # the live words become what was heard, in place
+                    partial.remove_class("partial")
+                    partial.show(Text(text))
+                    self._partial, self._last_user = None, partial
                 else:
                     self._last_user = self._add("you", Text(text))
             case ResponseCreated():
@@ -216,6 +226,19 @@ class ChatView(App[None]):
                 self._add("tool", Text(_short(f"{name} → {outcome}" if name else outcome)))
             case Failure(code=code, message=message):
                 self._add("error", Text(_one_line(f"{code}: {message}")))
+
+    def _show_partial(self, text: str, final: bool) -> None:
+        """Your words so far on a dim line of their own, replaced as they grow; gone once final (the
+        transcript took the line, or the speech gave no words)."""
+        line = self._partial
+        if final:
+            if line is not None:
+                line.remove()
+            self._partial = None
+        elif line is None or not line.is_attached:
+            self._partial = self._add("you", partial_text(text), classes="partial")
+        else:
+            line.show(partial_text(text))
 
     def on_said(self, message: Said) -> None:
         if message.fresh:

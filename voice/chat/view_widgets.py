@@ -106,6 +106,11 @@ def reply_text(heard: str, unheard: str = "", waiting: bool = False) -> Text:
     return text
 
 
+def partial_text(text: str) -> Text:
+    """Your words while you say them: provisional, so dim, as the kiosk page draws them."""
+    return Text(text, style="italic grey62")
+
+
 class Line(Static):
     """One line of the dialogue; ``who`` and ``body`` are what it shows (tests read them)."""
 
@@ -126,6 +131,7 @@ class Dialogue(VerticalScroll):
     Dialogue { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
     Dialogue Line.turn { color: $text-muted; margin-bottom: 1; }
     Dialogue Line.notice { color: $text-muted; }
+    Dialogue Line.partial { color: $text-muted; }
     """
 
     def add(self, line: Line) -> Line:

@@ -15,11 +15,11 @@ from voice.config.flags import (
     add_turn_arguments,
 )
 from voice.config.keys import KEYS
+from voice.config.llm import add_llm_arguments
 from voice.config.settings import Settings, add_config_argument, load_settings
 from voice.config.template import render_template
 from voice.config.toml_text import toml_value
 from voice.errors import ConfigError
-from voice.llm.config import add_llm_arguments
 from voice.tools.mcp_settings import McpServerSettings
 
 MASK = "********"

@@ -9,8 +9,8 @@ import argparse
 from typing import Any
 
 from voice.config.keys import BY_NAME
+from voice.config.kiosk import AUDIO_MODES
 from voice.engine.hold import EAGERNESS
-from voice.kiosk.audio import AUDIO_MODES
 
 
 def _add(group: Any, name: str, **kwargs: Any) -> None:
@@ -23,12 +23,23 @@ def _add(group: Any, name: str, **kwargs: Any) -> None:
 
 
 def add_speech_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--asr-model`` and ``--tts-voice``: which whisper hears and which piper voice speaks; ``--asr`` and
-    ``--tts``: a speech server that does it instead."""
-    group = parser.add_argument_group("speech models")
+    """``--asr-model`` and ``--tts-voice``: which model hears and which voice speaks here; ``--asr`` and
+    ``--tts``: a speech server that does it instead (voice/speech_backends.py)."""
+    add_hearing_arguments(parser)
+    add_voice_arguments(parser)
+
+
+def add_hearing_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--asr-model`` and ``--asr``: what hears the user."""
+    group = parser.add_argument_group("speech recognition")
     _add(group, "asr.model", metavar="NAME|DIR")
-    _add(group, "tts.voice", metavar="NAME|FILE")
     _add(group, "asr.url", metavar="URL")
+
+
+def add_voice_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tts-voice`` and ``--tts``: what speaks the replies."""
+    group = parser.add_argument_group("voice")
+    _add(group, "tts.voice", metavar="NAME|FILE")
     _add(group, "tts.url", metavar="URL")
 
 

@@ -9,13 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from voice.config.kiosk import AUDIO_MODES, KEEP
+from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
+from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
 from voice.errors import ConfigError
-from voice.kiosk.audio import AUDIO_MODES
-from voice.kiosk.sessions import KEEP
-from voice.llm.config import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
-from voice.remote.urls import parse_server_url
-from voice.telemetry.settings import OTLP_ENDPOINT_ENV
+from voice.speech_backends import Role, check_server_url, server_forms
 
 ValueCheck = Callable[[Any], Any]
 ENV_ASR_URL = "VOICE_ASR_URL"
@@ -69,13 +68,13 @@ def http_url(value: Any) -> str:
     return url
 
 
-def speech_server(role: str) -> ValueCheck:
-    """A Wyoming or OpenAI-compatible speech server's URL, for ``role`` ("ASR" or "TTS")."""
+def speech_server(role: Role) -> ValueCheck:
+    """A speech server's URL that some backend of ``role`` in the table of speech backends takes."""
 
     def check(value: Any) -> str:
         url = text(value)
         try:
-            parse_server_url(role, url)
+            check_server_url(role, url)
         except ConfigError as exc:
             raise BadValue(f"is not a usable server URL: {exc}") from exc
         return url
@@ -193,13 +192,13 @@ KEYS = (
         flag="--eagerness", dest="eagerness",
     ),
     Key(
-        "asr.url", speech_server("ASR"), None,
-        "a speech-to-text server to use instead of whisper here: wyoming://HOST:PORT or http(s)://HOST/v1",
+        "asr.url", speech_server("asr"), None,
+        f"a speech-to-text server to use instead of whisper here: {server_forms('asr')}",
         "wyoming://127.0.0.1:10300", ENV_ASR_URL, "--asr", "asr_url",
     ),
     Key(
-        "tts.url", speech_server("TTS"), None,
-        "a text-to-speech server to use instead of piper here: wyoming://HOST:PORT or http(s)://HOST/v1",
+        "tts.url", speech_server("tts"), None,
+        f"a text-to-speech server to use instead of piper here: {server_forms('tts')}",
         "wyoming://127.0.0.1:10200", ENV_TTS_URL, "--tts", "tts_url",
     ),
     Key(

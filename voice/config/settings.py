@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from voice.audio.devices import DeviceSpec
-from voice.components import SpeechChoice
 from voice.config.file import ConfigFile, default_path, find_config_file
 from voice.config.keys import ENV_SPEECH_API_KEY, KEYS, SECRETS, BadValue, Key
+from voice.config.kiosk import TOKEN_ENV, default_folder
+from voice.config.llm import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
+from voice.config.telemetry import TelemetrySettings
 from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
-from voice.kiosk.security import TOKEN_ENV
-from voice.kiosk.sessions import default_folder
-from voice.llm.config import ENV_API_KEY, ENV_HEADERS, ENV_MODEL, LlmConfig, resolve_llm_config
-from voice.telemetry.settings import TelemetrySettings
+from voice.speech_backends import SpeechChoice
 from voice.tools.mcp_settings import McpServerSettings
 
 DEFAULT = "default"

@@ -22,6 +22,7 @@ class Transcribe:
     utterance: int
     audio: AudioBlock
     over_reply: bool = False
+    context: str = ""  # in the quiet, what the assistant said last as far as it was heard: ASR's prompt
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from voice.client_events import (
     ToolFinished,
 )
 from voice.conversation.continuation import Conversation, Request
+from voice.conversation.items import AssistantText
 from voice.conversation.ledger import PlaybackLedger, SampleSpan
 from voice.engine.actions import (
     CancelTurn,
@@ -341,7 +342,9 @@ class Engine:
         """
         over_reply = self._over_reply()
         self._paused_at = None if over_reply else event.sample
-        actions = self.utterances.paused(event.sample, self._whole(event.utterance), over_reply)
+        actions = self.utterances.paused(
+            event.sample, self._whole(event.utterance), over_reply, self._asr_context(over_reply)
+        )
         if self.hold.ends_early:
             return actions
         return [action for action in actions if not isinstance(action, JudgeTurnEnd)]
@@ -349,6 +352,14 @@ class Engine:
     def _whole(self, utterance: AudioBlock) -> AudioBlock:
         """The utterance from its start, before any pause the user went on from."""
         return utterance if self._continuing is None else self._continuing.audio.followed_by(utterance)
+
+    def _asr_context(self, over_reply: bool) -> str:
+        """What the assistant said last, as the user heard it, so ASR hears an answer in its words; none
+        over a reply, where it made whisper hear the reply's own words ("Sorry" as "story")."""
+        said = [
+            item.text for item in self.conversation.history if isinstance(item, AssistantText) and item.text
+        ]
+        return said[-1] if said and not over_reply else ""
 
     def _over_reply(self) -> bool:
         """The assistant's voice may be in the utterance: a turn is in flight, or was when it began."""
@@ -434,7 +445,7 @@ class Engine:
         audio, over_reply = self._whole(event.utterance), self._over_reply()
         self._continuing = None
         self._paused_at = None
-        actions = self.utterances.ended(event.sample, audio, over_reply=over_reply)
+        actions = self.utterances.ended(event.sample, audio, over_reply, self._asr_context(over_reply))
         self._tell(stream.SpeechStopped(self._now(event.sample)))
         self._enter(Phase.THINKING)
         return actions

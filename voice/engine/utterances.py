@@ -81,13 +81,15 @@ class Utterances:
             raise ProtocolError("an utterance reopened before any ended")
         self.open = self._last
 
-    def paused(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
+    def paused(
+        self, sample: int, audio: AudioBlock, over_reply: bool, context: str = ""
+    ) -> list[EngineAction]:
         """The user may have finished: transcribe now and ask whether the turn is over, while
         endpointing still waits to be sure (``over_reply``: ASR takes its careful path)."""
         stale = self._drop_speculation()
         self._asked += 1
         self._speculation = _Offer(self._asked, sample, audio)
-        return [*stale, Transcribe(self._asked, audio, over_reply), JudgeTurnEnd(self._asked, audio)]
+        return [*stale, Transcribe(self._asked, audio, over_reply, context), JudgeTurnEnd(self._asked, audio)]
 
     def resumed(self) -> list[EngineAction]:
         """The user went on after the pause: its offer and any judgement of it no longer count."""
@@ -113,7 +115,9 @@ class Utterances:
             return None
         return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
 
-    def ended(self, sample: int, audio: AudioBlock, over_reply: bool) -> list[EngineAction]:
+    def ended(
+        self, sample: int, audio: AudioBlock, over_reply: bool, context: str = ""
+    ) -> list[EngineAction]:
         """The utterance ended at ``sample``: the transcription to ask, if none was offered."""
         utterance = self.open
         if utterance is None:  # the table admits SpeechEnded only while the user speaks
@@ -131,7 +135,7 @@ class Utterances:
         stale = self._drop_speculation()
         self._asked += 1
         self._utterance_of[self._asked] = utterance
-        return [*stale, Transcribe(self._asked, audio, over_reply)]
+        return [*stale, Transcribe(self._asked, audio, over_reply, context)]
 
     def take_confirmed(self) -> TranscriptOutcome | None:
         """The early transcript the last ``ended`` confirmed, once."""

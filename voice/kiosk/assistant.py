@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from voice.asr.partial_whisper import whisper_partials
 from voice.asr.port import Transcriber
 from voice.chat.driver import FIRST_RETRY_S, LAST_RETRY_S, DeviceConversation
 from voice.client_events import Failure
@@ -65,6 +66,7 @@ class KioskAssistant:
             open_input=audio.open_input,
             open_output=audio.open_output,
             say=self._say,
+            partials=None if audio.mode == "none" else whisper_partials,  # silent: no words to show
         )
         self.events: EventStream = self._talk.runner.events
         self._stopping = asyncio.Event()
@@ -105,6 +107,9 @@ class KioskAssistant:
 
     def mute(self, muted: bool) -> None:
         self._talk.runner.feed(MuteMicrophone(muted))
+
+    def show_partials(self, enabled: bool) -> None:
+        self._talk.show_partials(enabled)
 
     def new_conversation(self, session_log: SessionLog) -> None:
         """End the conversation (the turn in flight is cut, heard words kept in its log) and start a

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from voice.audio.echo import EchoCanceller
 from voice.chat.driver import DeviceSettings, OpenInput, OpenOutput, default_echo_canceller
-from voice.components import SpeechChoice, SpeechModels, load_speech_models
+from voice.components import SpeechModels, load_speech_models
+from voice.config.kiosk import AUDIO_MODES
 from voice.errors import ConfigError
 from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.silent import NoMicrophone, ReadingPace, silent_openers
-
-AUDIO_MODES = ("device", "none", "websocket")
+from voice.speech_backends import SpeechChoice
 
 
 @dataclass(frozen=True)

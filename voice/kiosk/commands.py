@@ -7,17 +7,20 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from typing import Any
 
+from voice.asr.partial_whisper import preload_partials
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
-from voice.components import context_budget
+from voice.components import context_budget, open_chat_model
 from voice.config.flags import (
     add_device_arguments,
     add_kiosk_arguments,
     add_speech_arguments,
     add_turn_arguments,
 )
+from voice.config.llm import LlmConfig, add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.continuation import Conversation
 from voice.engine.hold import Eagerness
@@ -28,8 +31,6 @@ from voice.kiosk.keeper import KeeperSettings, SessionKeeper
 from voice.kiosk.security import check_bind
 from voice.kiosk.server import KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
-from voice.llm.config import LlmConfig, add_llm_arguments
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.telemetry.attach import Telemetry
 from voice.telemetry.probes import probes_for
@@ -56,6 +57,9 @@ def _kiosk(args: argparse.Namespace) -> int:
     files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
     if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
+        trouble = preload_partials()  # the page asks for the words as they are said as soon as it opens
+        if trouble is not None:
+            print(f"voice kiosk: {trouble}", file=sys.stderr, flush=True)
     devices = DeviceSettings(configured.input_device, configured.output_device)
     audio = audio_setup(
         kiosk.audio,

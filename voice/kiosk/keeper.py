@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.asr.port import Transcriber
-from voice.client_events import StateChanged, StreamEvent, event_json
+from voice.client_events import SessionCreated, StateChanged, StreamEvent, event_json
 from voice.engine.inputs import CancelReply, MuteMicrophone, TextInput
 from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.protocol import Command, ResetSession
@@ -44,6 +44,7 @@ class SessionKeeper:
         if settings.wake:
             self._sleep.fall_asleep()
         self._muted = False
+        self._partials_wanted = False
         self._engine_state = "listening"
         self._shown = self._state()
         self._quiet_since = time.monotonic()
@@ -74,13 +75,10 @@ class SessionKeeper:
     def snapshot(self) -> dict[str, Any]:
         """``session.created``: enough for a page opened mid-conversation to be current."""
         assistant = self.assistant
-        return {
-            "type": "session.created",
-            "session": assistant.session_log.path.stem,
-            "state": self._shown,
-            "history": assistant.history(),
-            "settings": self._public,
-        }
+        created = SessionCreated(
+            assistant.session_log.path.stem, self._shown, assistant.history(), self._public
+        )
+        return event_json(created)
 
     def _on_event(self, event: StreamEvent) -> None:
         self._quiet_since = time.monotonic()
@@ -99,6 +97,8 @@ class SessionKeeper:
         return self._engine_state
 
     def _show(self) -> None:
+        if self._assistant is not None:  # asleep, only the wake phrase is heard: no words show before it
+            self._assistant.show_partials(self._partials_wanted and not self._sleep.asleep)
         state = self._state()
         if state != self._shown:
             self._shown = state
@@ -122,6 +122,11 @@ class SessionKeeper:
                 self._show()
             case ResetSession():
                 self.fresh_conversation()
+
+    def show_partials(self, wanted: bool) -> None:
+        """Decode the user's words as they speak while some client wants them, and it is awake."""
+        self._partials_wanted = wanted
+        self._show()
 
     def fresh_conversation(self) -> None:
         """A new conversation in a new log; clients get its snapshot."""

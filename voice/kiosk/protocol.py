@@ -18,6 +18,13 @@ class ResetSession:
 
 
 @dataclass(frozen=True)
+class PartialsWanted:
+    """``input.partials``: this client wants the user's words as they speak (``input.partial``), or not."""
+
+    enabled: bool
+
+
+@dataclass(frozen=True)
 class AudioFrame:
     """A binary frame from the page that talks (``--audio websocket``): 16 kHz mono s16le mic audio."""
 
@@ -31,8 +38,9 @@ class PlaybackPosition:
     samples: int
 
 
-# input.text, response.cancel and mic.mute/unmute are the engine's own events; a reset is the kiosk's
-Command: TypeAlias = TextInput | CancelReply | MuteMicrophone | ResetSession
+# input.text, response.cancel and mic.mute/unmute are the engine's own events; a reset and a client's
+# wish for partials are the kiosk's
+Command: TypeAlias = TextInput | CancelReply | MuteMicrophone | ResetSession | PartialsWanted
 AudioCommand: TypeAlias = AudioFrame | PlaybackPosition
 
 
@@ -46,7 +54,7 @@ _BARE: dict[str, Command] = {
     "mic.unmute": MuteMicrophone(False),
     "session.reset": ResetSession(),
 }
-COMMAND_TYPES = ("input.text", *_BARE)
+COMMAND_TYPES = ("input.text", "input.partials", *_BARE)
 
 
 def parse_command(frame: str | bytes, audio: bool = False) -> Command | AudioCommand:
@@ -78,6 +86,11 @@ def parse_command(frame: str | bytes, audio: bool = False) -> Command | AudioCom
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 0:
             raise BadFrame('playback.position needs "samples", a count of samples played (0 or more)')
         return PlaybackPosition(samples)
+    if kind == "input.partials":
+        enabled = data.get("enabled")
+        if not isinstance(enabled, bool):
+            raise BadFrame('input.partials needs "enabled", true or false')
+        return PartialsWanted(enabled)
     if kind != "input.text":
         raise BadFrame(f"unknown command type {kind[:40]!r} (known: {', '.join(COMMAND_TYPES)})")
     text = data.get("text")

@@ -10,9 +10,8 @@ import ipaddress
 from collections.abc import Iterable
 from urllib.parse import parse_qs, urlsplit
 
+from voice.config.kiosk import TOKEN_ENV
 from voice.errors import ConfigError
-
-TOKEN_ENV = "VOICE_TOKEN"
 
 
 def is_loopback(host: str) -> bool:

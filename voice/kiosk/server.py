@@ -6,6 +6,8 @@ connection gets the snapshot, then every event through its own bounded queue, an
 parsed into commands for the keeper. A bad frame gets an ``error`` event; too many in a row close the
 connection with 1008, and a frame over ``MAX_FRAME_BYTES`` is closed by websockets with 1009. A command
 over its client's rate, or all clients' together, is dropped with a ``rate_limited`` error (``limits``).
+``input.partial`` goes only to the clients that asked for it (``input.partials``); while none has, no
+partial is decoded.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from voice.client_events import Failure, event_json
+from voice.client_events import Failure, InputPartial, event_json
 from voice.kiosk.browser_audio import BrowserAudio
 from voice.kiosk.client import QUEUE_EVENTS, Client
 from voice.kiosk.keeper import SessionKeeper
 from voice.kiosk.limits import ALL_CLIENTS, Flooders, TokenBucket
-from voice.kiosk.protocol import AudioFrame, BadFrame, PlaybackPosition, parse_command
+from voice.kiosk.protocol import AudioFrame, BadFrame, PartialsWanted, PlaybackPosition, parse_command
 from voice.kiosk.security import origin_ok, token_ok
 from voice.telemetry.health import Health
 from voice.telemetry.metrics import CONTENT_TYPE, VoiceMetrics
@@ -74,6 +76,7 @@ class KioskServer:
         self._metrics = metrics
         self._health = health
         self._clients: set[Client] = set()
+        self._partials: set[Client] = set()  # the clients that asked for the user's words as they speak
         self._everyone = TokenBucket(ALL_CLIENTS)  # commands from all clients together
         self._flooders = Flooders()
         self._page = page()
@@ -82,7 +85,8 @@ class KioskServer:
         """Every event to every client, never waiting for any of them; encoded once for all (no
         per-connection compression, so the same bytes go to each)."""
         text = json.dumps(event, ensure_ascii=False)
-        for client in list(self._clients):
+        watchers = self._partials if event["type"] == InputPartial.type else self._clients
+        for client in list(watchers):
             client.send_text(text)
 
     async def start(self) -> Server:
@@ -156,7 +160,10 @@ class KioskServer:
                 if isinstance(command, AudioFrame | PlaybackPosition):
                     self._take_audio(client, command)  # paced by the page's audio clock, not a person
                 elif client.admit(command):
-                    self._keeper.handle(command)
+                    if isinstance(command, PartialsWanted):
+                        self._want_partials(client, command.enabled)
+                    else:
+                        self._keeper.handle(command)
                 else:
                     if self._metrics is not None:
                         self._metrics.command_refused()
@@ -166,11 +173,20 @@ class KioskServer:
             pass
         finally:
             self._clients.discard(client)
+            self._want_partials(client, False)
             if self._browser is not None:
                 self._browser.peer_left(client)
             await client.finished()
             if self._metrics is not None:
                 self._metrics.client_closed(connection.close_code)
+
+    def _want_partials(self, client: Client, enabled: bool) -> None:
+        """The client wants partials, or no more; they are decoded while any client wants them."""
+        if enabled:
+            self._partials.add(client)
+        else:
+            self._partials.discard(client)
+        self._keeper.show_partials(bool(self._partials))
 
     def _take_audio(self, client: Client, command: AudioFrame | PlaybackPosition) -> None:
         browser = self._browser

@@ -6,20 +6,14 @@ only the newest ``keep`` are kept, so the disk does not fill.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 
+from voice.config.kiosk import KEEP
 from voice.conversation.session_log import SessionLog
 from voice.errors import SessionLogError
 
 PREFIX = "kiosk-"
-KEEP = 200
-
-
-def default_folder() -> Path:
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return state / "voice" / "kiosk"
 
 
 class SessionFiles:

@@ -56,6 +56,7 @@ class NoMicrophone:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         raise DeviceError("--audio none has no microphone to transcribe")
 

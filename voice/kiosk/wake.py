@@ -69,9 +69,10 @@ class WakeGate:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         transcript = self._inner.transcribe(
-            audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel
+            audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel, context=context
         )
         if not self._sleep.asleep:
             return transcript

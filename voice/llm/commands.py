@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from voice.cancel import CancelToken
+from voice.components import open_chat_model
+from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.items import UserText
-from voice.llm.config import add_llm_arguments
 from voice.llm.errors import LLMError
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatModel, ChatRequest, ChatSettings, TextDelta
 from voice.llm.retry import RetryPolicy
 

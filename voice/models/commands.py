@@ -6,13 +6,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from voice.config.keys import BY_NAME
 from voice.errors import ModelError
 from voice.models.catalog import Installed, ModelEntry, load_catalog
 from voice.models.pull import BASE_URL_VARIABLE, pull
 from voice.models.store import models_dir, partial_folder, present, sha256_of, size_of
 from voice.models.verify import verify_present
+from voice.speech_backends import BACKENDS, local_backend
 
-_USE = {"asr": ("--asr-model", "[asr] model"), "tts": ("--tts-voice", "[tts] voice")}
+MODEL_KEYS = {"asr": "asr.model", "tts": "tts.voice"}  # the setting naming a local speech model, by role
 
 
 def register(subparsers: Any) -> None:
@@ -47,6 +49,10 @@ def _list(args: argparse.Namespace) -> int:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1])
+    print("\nspeech servers (--asr URL, --tts URL):")
+    for backend in BACKENDS:
+        if not backend.local:
+            print(f"  {backend.role}  {backend.form.ljust(20)}  {backend.summary}")
     return 0
 
 
@@ -72,9 +78,13 @@ def _pull(args: argparse.Namespace) -> int:
         return 0
     where = pull(entry, store, base_url=args.base_url)
     print(f"{entry.name}: {where} (sha256 checked)")
-    if entry.role in _USE:
-        flag, key = _USE[entry.role]
-        print(f'choose it with {flag} {entry.name}, or {key} = "{entry.name}" in the config file')
+    for backend in BACKENDS:
+        if backend.local and backend.models_role == entry.role:
+            key = BY_NAME[MODEL_KEYS[backend.role]]
+            named, _ = local_backend(backend.role, entry.name)
+            value = entry.name if named is backend else f"{backend.name}:{entry.name}"
+            section, field = key.name.split(".")
+            print(f'choose it with {key.flag} {value}, or [{section}] {field} = "{value}" in the config file')
     return 0
 
 

@@ -1,1 +1,2 @@
-"""Speech on a shared server: Wyoming and OpenAI-compatible audio backends of the ASR and TTS ports."""
+"""Carrying audio to speech servers and back: Wyoming links, OpenAI-compatible endpoints, their URLs,
+limits and failures. Which servers there are is voice/speech_backends.py's table."""

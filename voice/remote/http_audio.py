@@ -16,6 +16,8 @@ from voice.llm.errors import Dispatch, ErrorCode
 from voice.llm.exchange import CancellableExchange
 from voice.llm.failures import RequestStage, classify_status, redact_url, transport_error
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
+from voice.remote.limits import Limits
+from voice.remote.urls import ServerUrl
 
 
 class AudioEndpoint:
@@ -38,6 +40,18 @@ class AudioEndpoint:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             headers=headers, timeout=httpx.Timeout(idle_timeout_s, connect=connect_timeout_s)
+        )
+
+    @classmethod
+    def to(cls, url: ServerUrl, path: str, api_key: str | None, limits: Limits) -> AudioEndpoint:
+        """``path`` under the API base of an http(s) URL the table of speech backends has checked."""
+        return cls(
+            url.role,
+            url.base,
+            path,
+            api_key=api_key,
+            connect_timeout_s=limits.connect_timeout_s,
+            idle_timeout_s=limits.idle_timeout_s,
         )
 
     def close(self) -> None:

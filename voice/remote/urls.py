@@ -1,22 +1,29 @@
-"""Speech server URLs: ``wyoming://HOST:PORT`` or ``http(s)://HOST/v1``, the query saying what to use.
+"""Speech server URLs, read without importing any backend, so the config can check one cheaply.
 
-Read without importing any backend, so the config can check a URL as cheaply as any other value.
+Which schemes there are, and what each server's query may say, is the table of speech backends'
+(voice/speech_backends.py); this reads a URL into its parts and checks the two shapes servers come in.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from voice.errors import ConfigError
 
-FORMS = "wyoming://HOST:PORT or http(s)://HOST/v1"
-# What each kind of server can be told in the query, by role.
-OPTIONS = {
-    ("ASR", "wyoming"): frozenset({"model", "language"}),
-    ("ASR", "http"): frozenset({"model", "language"}),
-    ("TTS", "wyoming"): frozenset({"voice"}),
-    ("TTS", "http"): frozenset({"model", "voice", "rate"}),
-}
+
+@dataclass(frozen=True)
+class ServerUrl:
+    """A speech server's URL in parts: ``base`` is it without query or credentials' display."""
+
+    role: str  # "ASR" or "TTS", for messages
+    scheme: str  # lower-cased
+    host: str
+    port: int | None
+    path: str
+    options: dict[str, str]  # the query
+    base: str  # scheme://[user@]host[:port]/path, what a client connects to
+    shown: str  # as a message shows it: no credentials, no query
 
 
 def is_server_url(spec: str | None) -> bool:
@@ -24,42 +31,40 @@ def is_server_url(spec: str | None) -> bool:
     return spec is not None and "://" in spec
 
 
-def parse_server_url(role: str, url: str) -> tuple[SplitResult, dict[str, str]]:
-    """The URL's parts (its scheme lower-cased) and its query's options; a ConfigError if unusable."""
+def split_server_url(role: str, url: str) -> ServerUrl:
+    """The URL's parts and its query's options; a ConfigError if it is not a URL at all."""
     try:
         parts = urlsplit(url.strip())
     except ValueError as exc:
-        raise ConfigError(f"{role} server URL is not a URL ({exc}); use {FORMS}") from exc
+        raise ConfigError(f"{role} server URL is not a URL ({exc})") from exc
     try:
         port = parts.port
     except ValueError as exc:
         raise ConfigError(f"{role} server URL {shown(parts)} has a bad port ({exc})") from exc
     scheme = parts.scheme.lower()
-    if scheme == "wyoming":
-        if not parts.hostname or port is None or parts.path not in ("", "/"):
-            raise ConfigError(f"{role} server URL {shown(parts)} must be wyoming://HOST:PORT")
-    elif scheme in ("http", "https"):
-        if not parts.hostname or parts.path.strip("/") == "":
-            raise ConfigError(
-                f"{role} server URL {shown(parts)} must name the API's base, e.g. http://HOST/v1"
-            )
-    else:
-        raise ConfigError(f"{role} server URL {shown(parts)} is not one of {FORMS}")
-    allowed = OPTIONS[role, "wyoming" if scheme == "wyoming" else "http"]
-    options = dict(parse_qsl(parts.query, keep_blank_values=True))
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        known = ", ".join(sorted(allowed))
-        raise ConfigError(f"{role} server URL {shown(parts)}: unknown option {unknown[0]!r}, known: {known}")
-    if (
-        role == "TTS"
-        and "rate" in options
-        and not (options["rate"].isdigit() and 0 < int(options["rate"]) <= 192_000)
-    ):
-        raise ConfigError(
-            f"TTS server URL {shown(parts)}: rate must be a sample rate in Hz, got {options['rate']!r}"
-        )
-    return parts._replace(scheme=scheme), options
+    return ServerUrl(
+        role,
+        scheme,
+        parts.hostname or "",
+        port,
+        parts.path,
+        dict(parse_qsl(parts.query, keep_blank_values=True)),
+        parts._replace(scheme=scheme, query="", fragment="").geturl(),
+        shown(parts._replace(scheme=scheme)),
+    )
+
+
+def host_and_port(url: ServerUrl, form: str) -> None:
+    """A server reached at HOST:PORT and nothing more (Wyoming)."""
+    if not url.host or url.port is None or url.path not in ("", "/"):
+        raise ConfigError(f"{url.role} server URL {url.shown} must be {form}")
+
+
+def api_base(url: ServerUrl, form: str) -> None:
+    """A server reached at an API's base path (``form``: http(s)://HOST/v1)."""
+    if not url.host or url.path.strip("/") == "":
+        example = f"{url.scheme}://HOST/v1"
+        raise ConfigError(f"{url.role} server URL {url.shown} must name the API's base, e.g. {example}")
 
 
 def shown(parts: SplitResult) -> str:

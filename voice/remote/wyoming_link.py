@@ -22,6 +22,8 @@ from wyoming.info import Describe, Info
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
+from voice.remote.limits import Limits
+from voice.remote.urls import ServerUrl
 
 _MAX_HEADER = 65_536
 _MAX_DATA = 1 << 20
@@ -49,6 +51,18 @@ class WyomingLink:
         self.url = f"wyoming://{host}:{port}"
         self.connect_timeout_s = connect_timeout_s
         self.idle_timeout_s = idle_timeout_s
+
+    @classmethod
+    def to(cls, url: ServerUrl, limits: Limits) -> WyomingLink:
+        """The link to a wyoming://HOST:PORT the table of speech backends has checked."""
+        assert url.port is not None
+        return cls(
+            url.role,
+            url.host,
+            url.port,
+            connect_timeout_s=limits.connect_timeout_s,
+            idle_timeout_s=limits.idle_timeout_s,
+        )
 
     def fail(self, code: ErrorCode, dispatch: Dispatch, detail: str, *, retriable: bool) -> SpeechServerError:
         return SpeechServerError(self.role, code, dispatch, detail, retriable=retriable)

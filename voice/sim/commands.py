@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from voice.asr.partial_whisper import whisper_partials
 from voice.components import load_speech_models
 from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.settings import add_config_argument, load_settings
@@ -25,6 +26,11 @@ def register(subparsers: Any) -> None:
     )
     simulate.add_argument(
         "--force", action="store_true", help="replace the outputs of an earlier run in --out"
+    )
+    simulate.add_argument(
+        "--partials",
+        action="store_true",
+        help="also decode the user's words as they speak: input.partial events in events.jsonl",
     )
     add_config_argument(simulate)
     add_speech_arguments(simulate)
@@ -50,6 +56,7 @@ def _simulate(args: argparse.Namespace) -> int:
         models=models,
         mcp_servers=configured.mcp_servers,
         eagerness=eagerness,
+        partials=whisper_partials() if args.partials else None,
     )
     turns = report["turns"]
     cut = sum(1 for turn in turns if turn["interrupted"])

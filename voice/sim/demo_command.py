@@ -17,7 +17,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
-from voice.llm.config import add_llm_arguments, config_from_args
+from voice.config.llm import add_llm_arguments, config_from_args
 from voice.sim.demo_scenario import demo_scenario
 from voice.sim.run import prepare_out_dir, run_scenario
 from voice.sim.scenario import RealLlm

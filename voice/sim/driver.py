@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from voice.asr.partials import PartialDecoder
 from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.echo import EchoCanceller
@@ -110,6 +111,7 @@ class RoomSimulation:
         *,
         realtime: bool = False,
         session_log: SessionLog | None = None,
+        partials: PartialDecoder | None = None,
     ) -> None:
         self.scenario = scenario
         self._time = VirtualClock(ENGINE_RATE, realtime=realtime)
@@ -146,6 +148,10 @@ class RoomSimulation:
             pipeline.end_of_turn,
         )
         self._duplex = Duplex(self._runner, self._echo, self._on_mic_clock)
+        # the user's words as they speak, when asked: decoded inline in virtual time, on a thread in real time
+        self.partials = None if partials is None else self._runner.live_partials(lambda: partials)
+        if self.partials is not None:
+            self.partials.show(True)
         self._room_mic = RoomMicrophone()
         self._room_speaker = RoomSpeaker()
         self._events: list[dict[str, Any]] = []
@@ -209,6 +215,8 @@ class RoomSimulation:
         finally:
             self._model.stop_all()
             self._work.close()
+            if self.partials is not None:
+                self.partials.close()
         cues = [
             placed
             or CuePlacement(
@@ -241,7 +249,11 @@ class RoomSimulation:
             delay = round(self.scenario.room.echo_delay_ms * ENGINE_RATE / 1000)
             mic = np.clip(mic + echo_of(self._speaker, t + slip, BLOCK, delay, echo), -1.0, 1.0)
         self._mic.samples[t : t + BLOCK] = mic
-        self._duplex.hear(AudioBlock(mic.astype(np.float32), ENGINE_RATE, t, (t + slip) / ENGINE_RATE))
+        heard = self._duplex.hear(
+            AudioBlock(mic.astype(np.float32), ENGINE_RATE, t, (t + slip) / ENGINE_RATE)
+        )
+        if self.partials is not None:
+            self.partials.hear(heard)
 
     def _check_script(self) -> None:
         """A script that ran out of replies is the scenario's error, not a failure of the model."""

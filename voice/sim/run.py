@@ -9,17 +9,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+from voice.asr.partials import PartialDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.wav import write_wav
-from voice.components import SpeechModels, context_budget, load_speech_models, make_engine
+from voice.components import SpeechModels, context_budget, load_speech_models, make_engine, open_chat_model
+from voice.config.llm import LlmConfig, resolve_llm_config
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
 from voice.conversation.session_log import SessionLog
 from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
-from voice.llm.config import LlmConfig, resolve_llm_config
-from voice.llm.open_model import open_chat_model
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.sim.driver import Pipeline, RoomSimulation, SimulationResult
 from voice.sim.report import build_report
@@ -56,11 +56,13 @@ def run_scenario(
     models: SpeechModels | None = None,
     mcp_servers: tuple[McpServerSettings, ...] = (),
     eagerness: Eagerness | None = None,
+    partials: PartialDecoder | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` with the real components and write the four outputs into ``out``.
 
     The MCP servers the scenario names, and ``mcp_servers`` (the config's), answer the tool calls
     its script does not. ``eagerness`` (a flag) overrides the scenario's, which defaults to auto.
+    With ``partials`` the user's words are also decoded as they speak (``input.partial`` events).
     """
     eagerness = eagerness or scenario.eagerness or Eagerness.AUTO
     models = models or load_speech_models()
@@ -89,7 +91,7 @@ def run_scenario(
         )
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))
-        simulation = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log)
+        simulation = RoomSimulation(scenario, pipeline, realtime=realtime, session_log=log, partials=partials)
         for line in toolbox.failures:
             say_on_stderr(line)
         simulation.say_failures(toolbox.failures)

@@ -4,12 +4,12 @@ to its runner, its work and its driver the way any subscriber is."""
 from __future__ import annotations
 
 from voice.chat.driver import DeviceConversation
+from voice.config.telemetry import TelemetrySettings
 from voice.runtime import Work
 from voice.telemetry.health import Health
 from voice.telemetry.heartbeat import Heartbeat
 from voice.telemetry.metrics import VoiceMetrics
 from voice.telemetry.probes import Probe
-from voice.telemetry.settings import TelemetrySettings
 from voice.telemetry.traces import TurnTracer
 from voice.telemetry.watchdog import Watchdog
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
+from voice.config.kiosk import TOKEN_ENV
 from voice.errors import VoiceError
-from voice.kiosk.security import TOKEN_ENV
 
 DEFAULT_PORT = 8765  # the kiosk's
 TIMEOUT_S = 10.0  # the health check itself waits up to seconds for the LLM's answer

@@ -52,6 +52,7 @@ class Hears:
         word_timings: bool = False,
         over_reply: bool = False,
         cancel: CancelToken | None = None,
+        context: str = "",
     ) -> Transcript:
         return Transcript(self.queued.pop(0) if self.queued else self.text, self.words)
 

@@ -20,7 +20,7 @@ _KEYS = {"command", "url", "env", "headers_env", "timeout_s", "tools"}
 class McpServerSettings:
     """One MCP server: exactly one of ``command`` (stdio) and ``url`` (streamable HTTP).
 
-    ``tools`` None offers every tool the server lists; otherwise only those named.
+    ``tools`` None offers every tool the server lists; otherwise only those named (none: it is not started).
     """
 
     name: str

@@ -17,15 +17,17 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
-
-from mcp.types import Tool
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from voice.cancel import CancelToken
 from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
 from voice.llm.port import ToolSpec
-from voice.tools.mcp_connection import TIMED_OUT, CallOutcome, McpConnection, ServerDown
 from voice.tools.mcp_settings import McpServerSettings
+
+if TYPE_CHECKING:  # the MCP SDK takes a second to import: it loads when a server is configured
+    from mcp.types import Tool
+
+    from voice.tools.mcp_connection import CallOutcome, McpConnection
 
 CLOSE_WAIT_S = 15.0  # shutting down: cancel notifications sent and processes ended within this
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -61,7 +63,7 @@ class McpToolbox:
         environ: Mapping[str, str] | None = None,
         say: Callable[[str], None] = say_on_stderr,
     ) -> None:
-        self._servers = tuple(servers)
+        self._servers = tuple(s for s in servers if s.tools != ())  # an empty allow-list: nothing to start
         self._environ = os.environ if environ is None else environ
         self._say = say
         self.specs: tuple[ToolSpec, ...] = ()
@@ -89,6 +91,8 @@ class McpToolbox:
         """Start every server and list its tools; each that fails is one line in ``failures``, left out."""
         if not self._servers:
             return
+        from voice.tools.mcp_connection import McpConnection
+
         loop = self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=loop.run_forever, name="voice-mcp", daemon=True)
         self._thread.start()
@@ -147,6 +151,8 @@ class McpToolbox:
         except concurrent.futures.CancelledError:
             return ToolResult(call.id, ABANDONED_RUNNING, failed=True)
         except concurrent.futures.TimeoutError:
+            from voice.tools.mcp_connection import TIMED_OUT
+
             future.cancel()
             return ToolResult(call.id, TIMED_OUT, failed=True)
         finally:
@@ -179,6 +185,8 @@ class McpToolbox:
         return list(await asyncio.gather(*(self._start(c) for c in self._connections)))
 
     async def _start(self, connection: McpConnection) -> list[Tool] | str:
+        from voice.tools.mcp_connection import ServerDown
+
         missing = [var for _, var in connection.settings.headers_env if var not in self._environ]
         if missing:
             return f"environment variable {missing[0]} (for a header) is not set"

@@ -19,9 +19,11 @@ from voice.audio.resample import StreamResampler
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.http_audio import AudioEndpoint
+from voice.remote.limits import Limits
 from voice.remote.pcm import WIDTH, from_pcm16
-from voice.remote.spans import estimated_synthesis, spoken_text
+from voice.remote.urls import ServerUrl
 from voice.tts.port import Synthesis
+from voice.tts.server_spans import estimated_synthesis, spoken_text
 
 PCM_RATE = 24_000  # what response_format=pcm means in OpenAI's API
 _MAX_AUDIO = 64 << 20  # bytes: over 20 minutes at 24 kHz, far beyond one chunk of a reply
@@ -106,3 +108,13 @@ class OpenAISynthesizer:
         return self._endpoint.fail(
             ErrorCode.PROTOCOL, Dispatch.ACCEPTED, f"{self._endpoint.shown_url} sent {what}", retriable=False
         )
+
+
+def open_openai_synthesizer(url: ServerUrl, api_key: str | None, limits: Limits) -> OpenAISynthesizer:
+    """The voice at an OpenAI-compatible API base (``model``, ``voice``, the PCM ``rate`` from its query)."""
+    return OpenAISynthesizer(
+        AudioEndpoint.to(url, "/audio/speech", api_key, limits),
+        model=url.options.get("model", "tts-1"),
+        voice=url.options.get("voice", "alloy"),
+        rate=int(url.options.get("rate", PCM_RATE)),
+    )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.resample import resample
 from voice.cancel import CancelToken
 from voice.errors import ModelError
-from voice.models import bundled_file
+from voice.models import bundled_file, resolve
 from voice.tts.alignment import TimedPhoneme, word_spans
 from voice.tts.espeak_leak import stop_espeak_leaks
 from voice.tts.estimate import estimate_spans
@@ -170,3 +170,12 @@ def _timeline(sentences: Sequence[Any]) -> list[TimedPhoneme] | None:
         if position != offset:
             return None
     return timeline
+
+
+def prepare_piper(voice: str | None, tuning: Mapping[str, Any]) -> Callable[[], PiperSynthesizer]:
+    """Find ``voice`` now (a models.txt name or an .onnx; None: en_US-joe-medium) and load it when called.
+
+    ``tuning`` sets PiperSettings' fields (``length_scale``).
+    """
+    settings = replace(PiperSettings(model=resolve.tts_voice(voice)), **tuning)
+    return lambda: PiperSynthesizer(settings)

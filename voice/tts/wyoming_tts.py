@@ -26,10 +26,12 @@ from voice.audio.resample import resample
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
 from voice.remote.errors import SpeechServerError
+from voice.remote.limits import Limits
 from voice.remote.pcm import WIDTH, from_pcm16
-from voice.remote.spans import estimated_synthesis, spoken_text
+from voice.remote.urls import ServerUrl
 from voice.remote.wyoming_link import WyomingConnection, WyomingLink
 from voice.tts.port import Synthesis
+from voice.tts.server_spans import estimated_synthesis, spoken_text
 
 
 class WyomingSynthesizer:
@@ -130,3 +132,8 @@ def _format(connection: WyomingConnection, data: dict[str, object]) -> tuple[int
     if width != WIDTH:
         raise connection.malformed(f"an audio sample width of {width} bytes (16-bit expected)")
     return rate, channels
+
+
+def open_wyoming_synthesizer(url: ServerUrl, api_key: str | None, limits: Limits) -> WyomingSynthesizer:
+    """The voice at a wyoming:// URL (``voice`` from its query; unset: the server's default)."""
+    return WyomingSynthesizer(WyomingLink.to(url, limits), voice=url.options.get("voice"))
