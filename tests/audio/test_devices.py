@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from voice.audio import commands, devices
+from voice.audio import commands
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import MicrophoneStream, SpeakerStream, list_devices
 from voice.audio.playback import PlaybackBuffer
@@ -172,9 +172,8 @@ def test_a_pause_silences_the_audio_the_sound_server_still_holds_and_counts_only
 
 @pytest.mark.device
 def test_a_speaker_that_rested_while_idle_plays_a_reply_whole_and_counts_what_reached_the_sink(
-    pulse_device: str, monkeypatch: pytest.MonkeyPatch
+    pulse_device: str,
 ) -> None:
-    monkeypatch.setattr(devices, "REST_AFTER_S", 0.5)
     heard, played = Recorder(), Recorder()
     buffer = PlaybackBuffer()
     reply = (np.random.default_rng(3).standard_normal(RATE) * 0.1).astype(np.float32)
@@ -185,7 +184,9 @@ def test_a_speaker_that_rested_while_idle_plays_a_reply_whole_and_counts_what_re
 
     with (
         MicrophoneStream(heard, device=pulse_device, block_frames=640),
-        SpeakerStream(buffer, device=pulse_device, block_frames=640, on_played=played) as speaker,
+        SpeakerStream(
+            buffer, device=pulse_device, block_frames=640, on_played=played, rest_after_s=0.5
+        ) as speaker,
     ):
         wait_until(lambda: len(heard.audio()) >= RATE // 5, "the mic delivers audio")
         wait_until(steady(speaker), "the speaker plays without underflows for half a second")

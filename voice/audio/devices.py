@@ -272,6 +272,7 @@ class SpeakerStream(_Stream):
         block_frames: int = 320,
         on_played: Callable[[AudioBlock], None] | None = None,
         muter: Muter | None = None,
+        rest_after_s: float | None = None,
     ) -> None:
         if buffer.rate != ENGINE_RATE:
             raise DeviceError(
@@ -286,6 +287,7 @@ class SpeakerStream(_Stream):
         self._stamp: _Stamp | None = None  # the latest block with a usable stamp
         self._dac: tuple[int, float] | None = None  # the latest block's start and its stream time to play
         self.rests = 0  # times the stream stopped while the conversation was idle
+        self._rest_after_s = rest_after_s  # None: REST_AFTER_S as it is when asked
         self._resting = False
         self._idle_since: float | None = None
         self._warming = STEADY_CALLBACKS  # callbacks in a row still to come in time before audio plays
@@ -302,7 +304,7 @@ class SpeakerStream(_Stream):
 
     def rest_when_idle(self, idle: bool) -> None:
         """Told after every mic block whether the conversation is idle (listening, nothing playing): the
-        stream stops once it has been for ``REST_AFTER_S`` with nothing held or muted, and starts again
+        stream stops once it has been for ``rest_after_s`` with nothing held or muted, and starts again
         as soon as it is not. A failure to do either is reported by :meth:`check`, as a device's is."""
         if not idle:
             self._idle_since = None
@@ -316,7 +318,7 @@ class SpeakerStream(_Stream):
             self._idle_since = now
         elif (
             not self._resting
-            and now - self._idle_since >= REST_AFTER_S
+            and now - self._idle_since >= (REST_AFTER_S if self._rest_after_s is None else self._rest_after_s)
             and self._muted_through is None
             and not self.buffer.is_playing
             and not self.buffer.is_held
