@@ -58,6 +58,7 @@ from word_error import wer
 
 import voice
 from voice.allocator import keep_malloc_flat
+from voice.audio import devices as sound_devices
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
 from voice.audio.echo import EchoCanceller
@@ -152,6 +153,25 @@ class HandedOut:
         for block in self.blocks:
             out[block.start : block.end] = block.samples
         return out
+
+
+class Speakers:
+    """The speakers opened, to count how often their streams stopped while the conversation was idle."""
+
+    def __init__(self) -> None:
+        self.opened: list[AudioOutput] = []
+
+    def opener(self, open_output: OpenOutput) -> OpenOutput:
+        def opened(buffer: PlaybackBuffer, on_played: Callable[[AudioBlock], None]) -> AudioOutput:
+            speaker = open_output(buffer, on_played)
+            self.opened.append(speaker)
+            return speaker
+
+        return opened
+
+    @property
+    def rests(self) -> int:
+        return sum(getattr(speaker, "rests", 0) for speaker in self.opened)  # a tree before rests: 0
 
 
 def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
@@ -858,8 +878,11 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             canceller = RecordingCanceller(canceller)
         if args.backlog_s is not None:  # a loaded machine (or a tracemalloc snapshot) stalls the loop
             driver.BACKLOG_S = args.backlog_s
+        if args.rest_after_s is not None:  # every question may find the speaker's stream stopped
+            sound_devices.REST_AFTER_S = args.rest_after_s
         devices = DeviceSettings("pulse", "pulse")
         handed_out = HandedOut() if args.true_reaction else None
+        speakers = Speakers()
         talk = DeviceConversation(
             engine,
             models,
@@ -867,7 +890,9 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             work,
             canceller,
             devices,
-            open_output=None if handed_out is None else handed_out.speaker(devices),
+            open_output=speakers.opener(
+                device_openers(devices)[1] if handed_out is None else handed_out.speaker(devices)
+            ),
         )
         over = OverStory(args.after_s)
         paths: dict[str, Path] = {}
@@ -984,7 +1009,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             python_growth=growth.reports if growth is not None else None,
             errors={code: errors.count(code) for code in sorted(set(errors))},
             block_ms=block_summary(block_s[: min(blocks[0], BLOCK_TIMES_KEPT)] * 1000),
-            devices=talk.device_counters(),
+            devices={**talk.device_counters(), "speaker_rests": speakers.rests},
             echo_lag=echo_lag(canceller) if args.lag and isinstance(canceller, RecordingCanceller) else None,
         )
         if args.true_reaction and isinstance(canceller, RecordingCanceller):
@@ -1057,6 +1082,12 @@ def main() -> int:
         "--true-reaction",
         action="store_true",
         help="keep the mic and reference and measure each cut-in's reaction in what the mic captured",
+    )
+    parser.add_argument(
+        "--rest-after-s",
+        type=float,
+        help=f"the speaker's stream stops after this much idle (voice's own: a few s; the next question "
+        f"comes {IDLE_BEFORE_NEXT_S:g} s after a reply, so less makes every question wake it)",
     )
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()

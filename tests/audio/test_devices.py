@@ -100,7 +100,10 @@ def test_speaker_audio_comes_back_through_the_monitor_and_stop_silences_it(pulse
     last_sound = max(i for i, b in enumerate(sent) if b.samples.any())
     assert not sent[last_sound].samples[80:].any()  # the stop fade fits in the start of one block
     assert not any(b.samples.any() for b in sent[last_sound + 1 :])
-    assert sum(b.frames for b in sent) == buffer.handed_out
+    # every block handed out is reported, in clock order; a gap is silence the device played while its
+    # stream restarted after an underflow (a loaded machine), which no block carried
+    assert all(a.end <= b.start for a, b in itertools.pairwise(sent))
+    assert sent[-1].end == buffer.position
 
 
 def steady(speaker: SpeakerStream) -> Callable[[], bool]:
@@ -165,6 +168,58 @@ def test_a_pause_silences_the_audio_the_sound_server_still_holds_and_counts_only
     lags = np.correlate(reply[: counted + 2000].astype(np.float64), continued.astype(np.float64), "valid")
     # a resume plays on from what was counted (its fade-in hides the first few samples' onset)
     assert abs(int(np.argmax(np.abs(lags))) - 200 - counted) <= 8
+
+
+@pytest.mark.device
+def test_a_speaker_that_rested_while_idle_plays_a_reply_whole_and_counts_what_reached_the_sink(
+    pulse_device: str,
+) -> None:
+    heard, played = Recorder(), Recorder()
+    buffer = PlaybackBuffer()
+    reply = (np.random.default_rng(3).standard_normal(RATE) * 0.1).astype(np.float32)
+
+    def epoch(blocks: list[AudioBlock]) -> float:
+        """The speaker's stream time of clock sample 0, by its steady blocks' stamps."""
+        return float(np.median([b.device_time - b.start / RATE for b in blocks[-20:] if b.device_time]))
+
+    with (
+        MicrophoneStream(heard, device=pulse_device, block_frames=640),
+        SpeakerStream(
+            buffer, device=pulse_device, block_frames=640, on_played=played, rest_after_s=0.5
+        ) as speaker,
+    ):
+        wait_until(lambda: len(heard.audio()) >= RATE // 5, "the mic delivers audio")
+        wait_until(steady(speaker), "the speaker plays without underflows for half a second")
+        wait_until(lambda: len(played.blocks) >= 20, "the speaker plays steadily")
+        before = epoch(played.blocks)
+        while not speaker.resting:  # told after every mic block, as the driver does
+            speaker.rest_when_idle(True)
+            time.sleep(0.04)
+        rested_at, sent = buffer.position, len(played.blocks)
+        time.sleep(1.0)
+        assert (buffer.position, len(played.blocks)) == (rested_at, sent)  # no callbacks while resting
+        speaker.check()  # a stream stopped to rest is no failure
+
+        underflows = speaker.underflows
+        speaker.rest_when_idle(False)
+        buffer.enqueue(reply, turn=1)
+        wait_until(lambda: buffer.queued_frames == 0, "the reply was handed to the device")
+        wait_until(lambda: rms(heard.audio()[-RATE // 2 :]) < 1e-3, "the reply has played out")
+        speaker.check()
+        after = epoch(played.blocks)
+        assert speaker.underflows == underflows  # starting up is not a glitch of what played
+
+    # the clock moved on as if silence had played: the stamps keep their place against the mic's
+    assert abs(after - before) < 0.02
+    assert buffer.position - rested_at > 1.0 * RATE
+    audio = heard.audio()
+    loud = np.flatnonzero(np.abs(audio) > 1e-3)
+    reached = audio[loud[0] : loud[-1] + 1]
+    # nothing lost while the stream started (a lost block is 640 samples; the resamplers smear the edges)
+    assert abs(len(reached) - len(reply)) < 40
+    assert buffer.audio_played_to == len(reply)
+    first_sound = next(b for b in played.blocks if b.samples.any())
+    assert first_sound.start > rested_at + RATE  # the reply went out after the rest, on the moved clock
 
 
 @pytest.mark.device

@@ -24,6 +24,8 @@ from voice.errors import DeviceError
 
 DeviceSpec = int | str | None
 MAX_STAMPED_LATENCY_S = 2.0  # a latency the stamps put beyond this means they cannot be trusted
+REST_AFTER_S = 3.0  # the speaker's stream stops once the conversation has been idle this long
+STEADY_CALLBACKS = 5  # a started speaker plays audio once this many callbacks in a row came in time
 Kind = Literal["input", "output"]
 
 
@@ -249,6 +251,16 @@ class SpeakerStream(_Stream):
     The latency is read from those stamps (PulseAudio's queue is longer than PortAudio's buffer says).
     With a ``muter`` (the sound server's control of this stream), :meth:`silence_unplayed` silences
     what the device holds but has not played yet, handing it back to the buffer.
+
+    An open stream costs its callbacks even when it only plays silence (about half of idle listening's
+    CPU on PulseAudio), so :meth:`rest_when_idle` stops it while the conversation is idle and starts it
+    again when it is not. A stream (re)started through ALSA's pulse plugin may underrun in bursts or
+    stall for up to two seconds before the sound server plays it, so a started stream hands out
+    silence, leaving the buffer alone, until ``STEADY_CALLBACKS`` callbacks in a row came at least half
+    a block apart without an underflow: no audio counts as played before the device plays it. So does
+    a stream that underflowed (PortAudio restarts it: under load, in bursts of hundreds of callbacks
+    that took a whole reply's audio with them). The output clock then moves on as if the device had
+    played silence all along, so the stream's stamps keep their place against the mic's.
     """
 
     kind: Kind = "output"
@@ -260,6 +272,7 @@ class SpeakerStream(_Stream):
         block_frames: int = 320,
         on_played: Callable[[AudioBlock], None] | None = None,
         muter: Muter | None = None,
+        rest_after_s: float | None = None,
     ) -> None:
         if buffer.rate != ENGINE_RATE:
             raise DeviceError(
@@ -272,7 +285,57 @@ class SpeakerStream(_Stream):
         self._muter = muter
         self._muted_through: int | None = None  # the device holds silenced audio up to this clock sample
         self._stamp: _Stamp | None = None  # the latest block with a usable stamp
+        self._dac: tuple[int, float] | None = None  # the latest block's start and its stream time to play
+        self.rests = 0  # times the stream stopped while the conversation was idle
+        self._rest_after_s = rest_after_s  # None: REST_AFTER_S as it is when asked
+        self._resting = False
+        self._idle_since: float | None = None
+        self._warming = STEADY_CALLBACKS  # callbacks in a row still to come in time before audio plays
+        self._last_callback = 0.0  # time.monotonic of the last callback while warming
         super().__init__(device, block_frames, buffer.position)
+
+    def start(self) -> None:
+        self._warming = STEADY_CALLBACKS
+        super().start()
+
+    @property
+    def resting(self) -> bool:
+        return self._resting
+
+    def rest_when_idle(self, idle: bool) -> None:
+        """Told after every mic block whether the conversation is idle (listening, nothing playing): the
+        stream stops once it has been for ``rest_after_s`` with nothing held or muted, and starts again
+        as soon as it is not. A failure to do either is reported by :meth:`check`, as a device's is."""
+        if not idle:
+            self._idle_since = None
+            if self._resting:
+                self._resting = False
+                self._warming = STEADY_CALLBACKS
+                self._start_or_stop(self._stream.start)
+            return
+        now = monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        elif (
+            not self._resting
+            and now - self._idle_since >= (REST_AFTER_S if self._rest_after_s is None else self._rest_after_s)
+            and self._muted_through is None
+            and not self.buffer.is_playing
+            and not self.buffer.is_held
+        ):
+            self._resting = True  # before the stream ends: its end is no failure
+            self._start_or_stop(self._stream.abort)  # stop() would wait for the queued silence to play out
+            self.rests += 1
+
+    def _start_or_stop(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except self._sd.PortAudioError as exc:
+            self._failure = exc
+
+    def _finished(self) -> None:
+        if not self._resting:
+            super()._finished()
 
     @property
     def latency_samples(self) -> int:
@@ -335,8 +398,17 @@ class SpeakerStream(_Stream):
         return min(self._next, playing)
 
     def _callback(self, data: Any, frames: int, time: Any, status: Any) -> None:
+        if self._warming:
+            data.fill(0)
+            self._warm_up(frames, time, status)
+            return
         if status.output_underflow:
+            # PortAudio restarts the stream, which may underrun again and again: warm it up afresh
             self.underflows += 1
+            data.fill(0)
+            self._warming = STEADY_CALLBACKS
+            self._last_callback = monotonic()
+            return
         start = self.buffer.position
         samples = self.buffer.pull(frames)
         data[:, 0] = samples
@@ -344,8 +416,28 @@ class SpeakerStream(_Stream):
         ahead = time.outputBufferDacTime - time.currentTime
         if ahead > 0:  # a stream (re)starting stamps its blocks "now"
             self._stamp = _Stamp(start, monotonic() + ahead)
+            self._dac = (start, time.outputBufferDacTime)
         if self._on_played is not None:
             try:
                 self._on_played(AudioBlock(samples, ENGINE_RATE, start, time.outputBufferDacTime))
             except Exception as exc:
                 self._fail(exc)
+
+    def _warm_up(self, frames: int, time: Any, status: Any) -> None:
+        """A callback of a started stream that is not steady yet: count it if it came in time without an
+        underflow, else start counting again. On the last one, move the output clock on to where the
+        next block plays by the stream's own time (not ours: a late callback would move it too far)."""
+        now = monotonic()
+        in_time = now - self._last_callback >= frames / ENGINE_RATE / 2
+        self._last_callback = now
+        if status.output_underflow or time.outputBufferDacTime <= time.currentTime or not in_time:
+            self._warming = STEADY_CALLBACKS
+            return
+        self._warming -= 1
+        if self._warming == 0 and self._dac is not None:
+            start, plays_at = self._dac
+            next_start = start + round(
+                (time.outputBufferDacTime + frames / ENGINE_RATE - plays_at) * ENGINE_RATE
+            )
+            self.buffer.skip(max(0, next_start - self.buffer.position))
+            self._next = self.buffer.position

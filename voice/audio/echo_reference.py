@@ -93,6 +93,9 @@ class EchoReference:
         """Every block handed to the speaker, at its start on the speaker's count."""
         with self._lock:
             self._speaker.stamp(block)
+            if block.start > self._end:  # the speaker played silence it was never handed (it rested)
+                gap_from = max(self._end, block.start - len(self._ring))
+                self._copy(gap_from, np.zeros(block.start - gap_from, dtype=np.float32), into_ring=True)
             self._copy(block.start, block.samples, into_ring=True)
             self._end = max(self._end, block.end)
 

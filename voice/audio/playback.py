@@ -146,6 +146,13 @@ class PlaybackBuffer:
             self._forget_in_flight()
         return out
 
+    def skip(self, frames: int) -> None:
+        """The device played ``frames`` of silence it was never handed (a stream that rested, voice/audio/
+        devices.py): the output clock moves on past them."""
+        with self._lock:
+            self._handed_out += frames
+            self._forget_in_flight()
+
     def hold(self) -> None:
         """Hand out only silence until :meth:`release` (pause, resume and stop work as ever meanwhile)."""
         with self._lock:

@@ -2,7 +2,8 @@
 
 PortAudio reaches PulseAudio through ALSA's pulse plugin, whose stream keeps three blocks (about 120 ms
 at 40 ms blocks) queued in the server. Neither PortAudio nor ALSA can drop them without restarting the
-stream, and a restarted stream stays silent for seconds before PulseAudio plays it again. Muting its
+stream, and a restarted stream may underrun in bursts, or stall for up to 2 s on a null sink no client
+reads at low latency, before PulseAudio plays it steadily (voice/audio/devices.py waits for that). Muting its
 sink input silences it at once (the server rewinds what it has mixed already), and unmuting it once
 the queued audio has played through lets the next audio be heard.
 

@@ -73,6 +73,13 @@ class SilencingOutput(Protocol):
     def unmute_when_played(self) -> None: ...
 
 
+@runtime_checkable
+class RestingOutput(Protocol):
+    """An output that stops its device while the conversation is idle (voice/audio/devices.py)."""
+
+    def rest_when_idle(self, idle: bool) -> None: ...
+
+
 OpenInput = Callable[[Callable[[AudioBlock], None]], AudioInput]
 OpenOutput = Callable[[PlaybackBuffer, Callable[[AudioBlock], None]], AudioOutput]
 
@@ -156,6 +163,7 @@ class DeviceConversation:
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._silencing: SilencingOutput | None = None  # the speaker, when it can silence what it holds
+        self._resting: RestingOutput | None = None  # the speaker, when it can stop while idle
         self._next_start = 0  # mic clock: a reopened mic carries on where the last one stopped
         self._stream = 0  # which opening of the mic is current: a closed one's late blocks are dropped
         self._counters = {"reopened": 0, "dropped_blocks": 0, "loop_stalls": 0}
@@ -230,6 +238,7 @@ class DeviceConversation:
         self._speaker = self._open_output(self.buffer, self._echo.played)
         # asked once here: a runtime Protocol check costs attribute lookups on every mic block
         self._silencing = self._speaker if isinstance(self._speaker, SilencingOutput) else None
+        self._resting = self._speaker if isinstance(self._speaker, RestingOutput) else None
         try:
             self._mic = self._open_input(deliver)
         except DeviceError:
@@ -330,7 +339,7 @@ class DeviceConversation:
                 except DeviceError as exc:
                     self._say(str(exc))
         self._mic = self._speaker = None
-        self._silencing = None
+        self._silencing = self._resting = None
         self._duplex.streams_closed()
         self._next_start = self.clock
         # A mic that stalled may still deliver its overdue blocks, and some may be queued: they would
@@ -379,14 +388,18 @@ class DeviceConversation:
         speaker.unmute_when_played()
 
     def _note_idle(self) -> None:
-        """While nobody speaks and nothing plays, the mic's blocks gather and the echo canceller rests."""
+        """While nobody speaks and nothing plays, the mic's blocks gather, the echo canceller rests and
+        so, after a while, does the speaker."""
         if self._batches is not None:
             idle = self._listening and not self.buffer.is_playing
             self._batches.idle = self._echo.resting = idle
+            if self._resting is not None:
+                self._resting.rest_when_idle(idle)
 
     def _follow_state(self, event: StreamEvent) -> None:
         if isinstance(event, StateChanged):
             self._listening = event.state == "listening"
+            self._note_idle()  # a speaker that rests starts warming up now, long before a reply's audio
 
     def _enqueue(self, block: AudioBlock, stream: int) -> None:
         """Queue a mic block of the mic open now; a loop that fell BACKLOG_S behind loses its oldest
