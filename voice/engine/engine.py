@@ -27,6 +27,8 @@ from voice.asr.context import answer_context
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VadEvent, VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.client_events import (
+    SPOKEN_INPUT,
+    TYPED_INPUT,
     Failure,
     InputBackchannel,
     InputStop,
@@ -507,8 +509,8 @@ class Engine:
         self._input_end = said.end
         self.hold.went_on(said.start)  # words this soon after a turn ended at a pause: it was a pause
         if overlap is Overlap.STOP:
-            return self._take_stop(event.text, self._fresh_id("speech"))
-        return self._take_input(event.text, self._fresh_id("speech"))
+            return self._take_stop(event.text, self._fresh_id(SPOKEN_INPUT))
+        return self._take_input(event.text, self._fresh_id(SPOKEN_INPUT))
 
     def _overlap(self, text: str, said: Utterance) -> Overlap:
         """What the user's words ask for. A backchannel is one only over a reply that has begun to play and
@@ -579,7 +581,7 @@ class Engine:
 
     def _on_text_input(self, event: TextInput) -> list[EngineAction]:
         """Typed input follows the rules of speech; a repeated id starts and cancels nothing."""
-        input_id = event.input_id or self._fresh_id("text")
+        input_id = event.input_id or self._fresh_id(TYPED_INPUT)
         if self.conversation.has_seen(input_id) or input_id in self.held:
             self.conversation.note_duplicate(input_id)
             self._emit(stream.InputDuplicate(input_id, self._now()))
@@ -588,9 +590,9 @@ class Engine:
             return []
         return self._take_input(event.text, input_id)
 
-    def _fresh_id(self, kind: str) -> str:
+    def _fresh_id(self, prefix: str) -> str:
         """An id for input that came without one, unique over the session's whole log (resumes included)."""
-        return f"{kind}-{self.conversation.inputs + len(self.held) + 1}"
+        return f"{prefix}{self.conversation.inputs + len(self.held) + 1}"
 
     def _take_input(self, text: str, input_id: str) -> list[EngineAction]:
         """Real input from the user: it cuts the turn in flight and starts the next one."""
