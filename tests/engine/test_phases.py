@@ -69,6 +69,7 @@ def test_words_over_the_reply_cut_it_and_are_answered_in_the_order_clients_rely_
         "response.interrupted",
         "input.transcript",
         "response.created",
+        "output_audio.stopped",  # where the cut reply's audio stopped: told last, as the runtime did
     ]
 
 
@@ -81,7 +82,11 @@ def test_a_stop_while_the_user_talks_over_the_reply_leaves_them_talking() -> Non
 
     assert actions[0] == CancelTurn(1)
     assert room.engine.phase is Phase.USER_SPEAKING
-    assert told(room.engine.take_events()) == ["response.interrupted", "state:user_speaking"]
+    assert told(room.engine.take_events()) == [
+        "response.interrupted",
+        "state:user_speaking",
+        "output_audio.stopped",
+    ]
 
 
 def test_going_on_within_the_hold_tells_nothing_and_the_user_is_still_speaking() -> None:

@@ -358,7 +358,13 @@ def test_a_stop_is_told_after_the_cut_and_the_users_words() -> None:
 
     kinds = [event.type for event in room.engine.take_events()]
 
-    assert kinds[-4:] == ["response.interrupted", "input.transcript", "input.stop", "state"]
+    assert kinds[-5:] == [
+        "response.interrupted",
+        "input.transcript",
+        "input.stop",
+        "state",
+        "output_audio.stopped",
+    ]
     assert "response.created" not in kinds
 
 

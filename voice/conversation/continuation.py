@@ -278,7 +278,7 @@ class Conversation:
     def discard_reply(self) -> None:
         """Forget what the turn streamed so far: a failed attempt is about to be retried."""
         active = self._require_active("discard")
-        active.reply, active.calls, active.results = PlaybackLedger(), [], {}
+        active.reply, active.calls, active.results = active.reply.for_retry(), [], {}
 
     # -- ending turns -----------------------------------------------------------------------------
 

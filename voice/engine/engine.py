@@ -33,6 +33,8 @@ from voice.client_events import (
     InputBackchannel,
     InputStop,
     InputTranscript,
+    OutputAudioStarted,
+    OutputAudioStopped,
     ResponseCreated,
     ResponseDone,
     ResponseHeard,
@@ -165,12 +167,8 @@ class _Turn:
     tools: ToolRun = field(default_factory=ToolRun)
     trimmed: bool = False  # the request was trimmed once after a too-large refusal
     input_end: int | None = None  # where the spoken input this turn answers ended
-    audio_start: int | None = None  # output clock sample its first audio played at
-    audio_end: int | None = None  # output clock sample its audio had played up to, last heard of
     barge_in: int | None = None  # where speech over its audio paused it, until judged not the user
     false_barge_ins: int = 0  # speech that paused it and was not the user (a cough, its echo)
-    heard_text: str = ""  # what of it was heard so far
-    heard_words: int = 0  # words announced as heard so far
     logged_words: int = 0  # words the session log has as heard
     logged_at: int | None = None  # output clock sample of the last heard progress logged
 
@@ -224,6 +222,7 @@ class Engine:
         self._early: EarlyInput | None = None  # input being taken at a short pause, until a turn holds it
         self._continuing: EarlyInput | None = None  # an early input the user went on from: one utterance
         self._turn: _Turn | None = None
+        self._audio_over: list[tuple[int, int]] = []  # turns closed since their audio began: (turn, heard at)
         self.utterances = Utterances()
         self._echo = EchoJudge(rate)
         self.held = HeldInput()  # said while a turn's tools ran
@@ -294,6 +293,9 @@ class Engine:
         actions = self._dispatch(event)
         for change in self.hold.take_changes():
             self.conversation.note_hold(change.hold_ms, change.was_ms, change.why)
+        for turn, heard_at in self._audio_over:  # told last, once the turn's other news is
+            self._emit(OutputAudioStopped(turn, self._now(heard_at)))
+        self._audio_over.clear()
         return actions
 
     def _dispatch(self, event: EngineInput | VadEvent | HoldPassed | ToolsOverdue) -> list[EngineAction]:
@@ -527,7 +529,7 @@ class Engine:
 
     def _listened_to(self, turn: _Turn) -> bool:
         """The turn's reply has begun to play and asked nothing so far: a "yeah" over it is a listener's."""
-        return turn.audio_start is not None and not asks_a_question(turn.ledger.heard())
+        return turn.ledger.started_at is not None and not asks_a_question(turn.ledger.heard())
 
     def _take_backchannel(self, text: str) -> list[EngineAction]:
         """A listener's word over the reply: it goes on (the word the pause cut plays again), nothing is
@@ -715,13 +717,15 @@ class Engine:
         heard = turn.ledger.heard()
         if outcome is not TurnOutcome.DISCARDED:
             self._tell_early(turn.early)  # the turn's end is told, so its start is too
+        if turn.ledger.heard_at is not None:
+            self._audio_over.append((turn.number, turn.ledger.heard_at))
         actions: list[EngineAction] = [CancelTurn(turn.number), StopPlayback(turn.number)]
         match outcome:
             case TurnOutcome.COMPLETED:
                 self.conversation.complete()
                 self._emit_done(turn)
-                if turn.audio_end is not None:
-                    self._echo.reply_ended(turn.ledger, turn.audio_end)
+                if turn.ledger.heard_at is not None:
+                    self._echo.reply_ended(turn.ledger, turn.ledger.heard_at)
                 actions = []
             case TurnOutcome.MOVED_ON:
                 self.conversation.cut_in(heard, reply_finished=True)
@@ -729,7 +733,7 @@ class Engine:
             case TurnOutcome.INTERRUPTED | TurnOutcome.DISCARDED:
                 # a discarded request's input is not final, so the stream never heard of its turn
                 unknown = turn.early is not None and not turn.early.told
-                cut = turn.audio_end if turn.audio_start is not None else None
+                cut = turn.ledger.heard_at
                 unheard = turn.ledger.text.strip()[len(heard.strip()) :].strip()
                 audio_end_ms = None if cut is None else round(cut * 1000 / self.rate, 1)
                 if not unknown:
@@ -803,7 +807,7 @@ class Engine:
         turn.request = request
         turn.attempt += 1
         turn.first_chunk = turn.chunks_done = turn.chunks_asked
-        turn.ledger, turn.chunker = self.conversation.reply, SpeechChunker()
+        turn.ledger, turn.chunker = self.conversation.reply, SpeechChunker()  # heard times carried over
         return [StopPlayback(turn.number), SendRequest(request, delay_s)]
 
     def _ask_synthesis(self, turn: _Turn, chunks: list[str]) -> list[EngineAction]:
@@ -830,27 +834,22 @@ class Engine:
 
     def _on_audio_played(self, event: AudioPlayed) -> list[EngineAction]:
         turn = self._require_turn()
-        if event.played > 0 and turn.audio_start is None:
-            turn.audio_start = event.clock - event.played
-        if event.played > turn.ledger.played:
-            turn.audio_end = event.clock
-            turn.heard_text = turn.ledger.heard(event.played)
-            words = turn.ledger.heard_word_count(event.played)
-            if words > turn.heard_words:
-                turn.heard_words = words
-                text = turn.heard_text.strip()
-                self._emit(ResponseHeard(turn.number, text, words, self._now(event.clock)))
-        self._log_heard(turn, event.clock)
-        turn.ledger.note_played(event.played)
+        progress = turn.ledger.note_played(event.played, event.clock)
+        if progress.started:
+            self._emit(OutputAudioStarted(turn.number, self._now(event.clock - event.played)))
+        if progress.more_words:
+            text = turn.ledger.heard().strip()
+            self._emit(ResponseHeard(turn.number, text, progress.words, self._now(event.clock)))
+        self._log_heard(turn, progress.words, event.clock)
         return self._finish_if_done(turn)
 
-    def _log_heard(self, turn: _Turn, clock: int) -> None:
+    def _log_heard(self, turn: _Turn, words: int, clock: int) -> None:
         """Words heard since the last progress line reach the log, at most every HEARD_LOGGED_EVERY_MS."""
         every = HEARD_LOGGED_EVERY_MS * self.rate // 1000
         due = turn.logged_at is None or clock - turn.logged_at >= every
-        if turn.heard_words > turn.logged_words and due:
-            turn.logged_words, turn.logged_at = turn.heard_words, clock
-            self.conversation.note_heard(turn.heard_text, self._now(clock))
+        if words > turn.logged_words and due:
+            turn.logged_words, turn.logged_at = words, clock
+            self.conversation.note_heard(turn.ledger.heard(), self._now(clock))
 
     def _finish_if_done(self, turn: _Turn) -> list[EngineAction]:
         """Once every word has played: run the proposed tools, then complete and maybe follow up."""
@@ -873,7 +872,7 @@ class Engine:
     def _emit_done(self, turn: _Turn) -> None:
         """The reply played in full: say so, with what was measured about the turn."""
         metrics: dict[str, float] = {}
-        start = turn.audio_start
+        start = turn.ledger.started_at
         if turn.input_end is not None and start is not None:
             metrics["voice_to_voice_ms"] = round((start - turn.input_end) * 1000 / self.rate, 1)
         if turn.false_barge_ins:
