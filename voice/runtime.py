@@ -45,7 +45,7 @@ from voice.engine.inputs import (
     AudioPlayed,
     EndConversation,
     EngineInput,
-    FailedOutsideTurn,
+    FailedOutsideReply,
     LlmFailed,
     MicAudio,
     SynthesisFailed,
@@ -434,7 +434,7 @@ class ActionRunner:
                     self._work.run(
                         "turn-end",
                         lambda: [TurnEndJudged(utterance, judge.probability_complete(audio))],
-                        lambda exc: [FailedOutsideTurn("turn-end", describe(exc))],
+                        lambda exc: [FailedOutsideReply("turn-end", describe(exc))],
                     )
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
@@ -469,7 +469,7 @@ class ActionRunner:
                 self._work.run(
                     "tts",
                     lambda: self._speak_notice(text),
-                    lambda exc: [FailedOutsideTurn("tts", describe(exc))],
+                    lambda exc: [FailedOutsideReply("tts", describe(exc))],
                 )
 
     def _transcribe(

@@ -31,13 +31,7 @@ from voice.engine.actions import (
     StopPlayback,
     Transcribe,
 )
-from voice.engine.engine import (
-    BACKCHANNEL_SILENCE_MS,
-    STOP_START_SILENCE_MS,
-    TOOL_WAIT_LIMIT_S,
-    Engine,
-    Phase,
-)
+from voice.engine.engine import Engine
 from voice.engine.inputs import (
     LlmDone,
     LlmFailed,
@@ -49,6 +43,9 @@ from voice.engine.inputs import (
     TranscriptReady,
 )
 from voice.engine.overlap import OverlapPhrases
+from voice.engine.phases import Phase
+from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S
+from voice.engine.words_judge import BACKCHANNEL_SILENCE_MS, STOP_START_SILENCE_MS
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.testing.stand_ins import QUESTION, WORD
 

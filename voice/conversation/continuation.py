@@ -136,6 +136,12 @@ class Conversation:
         return tuple(self._history)
 
     @property
+    def last_said(self) -> str:
+        """The assistant's last words in the history, as the user heard them ('' before any)."""
+        said = [item.text for item in self._history if isinstance(item, AssistantText) and item.text]
+        return said[-1] if said else ""
+
+    @property
     def budget(self) -> ContextBudget | None:
         return self._budget
 
