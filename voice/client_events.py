@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeAlias, get_args
 
-SPOKEN_INPUT = "speech-"  # the engine's ids for spoken input (typed input has the client's, or "text-N")
+SPOKEN_INPUT = "speech-"  # the engine's ids for spoken input
+TYPED_INPUT = "text-"  # the engine's ids for typed input that came without the client's own
 
 
 @dataclass(frozen=True)

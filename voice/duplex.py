@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from voice.asr.echo_free import TranscribingAsrSignal
 from voice.asr.port import Transcriber
-from voice.audio.asr_signal import AsrSignal, TranscribingAsrSignal
+from voice.audio.asr_signal import AsrSignal
 from voice.audio.block import AudioBlock
 from voice.audio.echo import EchoCanceller
 from voice.audio.echo_reference import EchoReference

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voice.client_events import StreamEvent, event_json
+from voice.client_events import SPOKEN_INPUT, StreamEvent, event_json
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import Item, ToolCall
 from voice.conversation.log_records import (
@@ -29,8 +29,6 @@ from voice.conversation.log_records import (
 from voice.conversation.session_log import load_session
 from voice.errors import SessionLogError
 from voice.runtime import ActionRunner
-
-SPOKEN_INPUT = "speech-"  # the engine's ids for spoken input; typed input carries the client's or "text-N"
 
 
 @dataclass

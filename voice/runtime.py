@@ -13,7 +13,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 from voice.asr.partials import LivePartials, PartialDecoder
@@ -21,7 +20,7 @@ from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.audio.playback import PlaybackBuffer
 from voice.cancel import DISCARDED, DROPPED, INTERRUPTED, CancelToken
-from voice.client_events import NoticeSpoken, OutputAudioStarted, OutputAudioStopped
+from voice.client_events import NoticeSpoken
 from voice.conversation.continuation import Conversation, Request
 from voice.conversation.items import Item, ToolCall, ToolResult
 from voice.conversation.log_records import LogRecord
@@ -46,7 +45,7 @@ from voice.engine.inputs import (
     AudioPlayed,
     EndConversation,
     EngineInput,
-    FailedOutsideTurn,
+    FailedOutsideReply,
     LlmFailed,
     MicAudio,
     SynthesisFailed,
@@ -313,7 +312,6 @@ class ActionRunner:
         self.buffer = buffer
         self.events = EventStream()  # what happens, for every consumer (docs/architecture.md §7)
         self._clock = 0  # end of the last mic block fed: when notices are said
-        self._audio = _PlayedSoFar()
         self._transcriber = transcriber
         self._synthesizer = synthesizer
         self._thinker = thinker
@@ -389,7 +387,6 @@ class ActionRunner:
                     listener(record)
             for happened in self.engine.take_events():
                 self.events.publish(happened)
-            self._note_turn_over()
             for action in actions:
                 self._carry_out(action)
             if not self._work.threaded:
@@ -399,41 +396,17 @@ class ActionRunner:
         for event in self._work.drain():
             self.feed(event)
 
-    def played_of_turn(self, audio_played_to: int) -> tuple[int, int] | None:
-        """(turn, samples of its audio played) for the turn in flight, given the buffer's enqueue index."""
-        turn = self.engine.active_turn
-        played = self.buffer.played_of(turn, audio_played_to)
-        return None if turn is None or played is None else (turn, played)
-
     def report_progress(self, audio_played_to: int, clock: int) -> tuple[int, int] | None:
-        """Tell the engine how much of the turn in flight has played, by ``clock``; returns (turn, played)."""
-        progress = self.played_of_turn(audio_played_to)
+        """The buffer has handed out its audio up to enqueue index ``audio_played_to``, heard by engine-clock
+        sample ``clock``: the engine hears how far the reply queued last got (its ledger keeps it; late
+        news of a turn already over is dropped there). Returns (turn, samples of its audio played)."""
+        progress = self.buffer.reply_played(audio_played_to)
         if progress is not None:
-            self._note_played(*progress, clock)
             self.feed(AudioPlayed(progress[0], progress[1], clock))
         return progress
 
     def _seconds(self, sample: int) -> float:
         return round(sample / self.buffer.rate, 3)
-
-    def _note_played(self, turn: int, played: int, clock: int) -> None:
-        """The stream hears when a turn's reply audio first played; its last played sample is kept."""
-        audio = self._audio
-        if audio.turn != turn:
-            if played <= 0:
-                return
-            self._audio = audio = _PlayedSoFar(turn)
-            self.events.publish(OutputAudioStarted(turn, self._seconds(clock - played)))
-        if played > audio.played:
-            audio.last_clock = clock
-        audio.played = played
-
-    def _note_turn_over(self) -> None:
-        """The turn whose audio played is over: the stream hears where its audio stopped."""
-        audio = self._audio
-        if audio.turn is not None and self.engine.active_turn != audio.turn:
-            self.events.publish(OutputAudioStopped(audio.turn, self._seconds(audio.last_clock)))
-            self._audio = _PlayedSoFar()
 
     def _carry_out(self, action: EngineAction) -> None:
         match action:
@@ -461,11 +434,9 @@ class ActionRunner:
                     self._work.run(
                         "turn-end",
                         lambda: [TurnEndJudged(utterance, judge.probability_complete(audio))],
-                        lambda exc: [FailedOutsideTurn("turn-end", describe(exc))],
+                        lambda exc: [FailedOutsideReply("turn-end", describe(exc))],
                     )
             case SendRequest(request=request, delay_s=delay_s):
-                if request.turn == self._audio.turn:  # a retry: its audio counts from the start again
-                    self._audio.played = 0
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn, discarded=discarded):
                 reason = DISCARDED if discarded else INTERRUPTED
@@ -498,7 +469,7 @@ class ActionRunner:
                 self._work.run(
                     "tts",
                     lambda: self._speak_notice(text),
-                    lambda exc: [FailedOutsideTurn("tts", describe(exc))],
+                    lambda exc: [FailedOutsideReply("tts", describe(exc))],
                 )
 
     def _transcribe(
@@ -527,12 +498,3 @@ class ActionRunner:
         """Synthesized on the TTS worker, so the loop thread never waits for it."""
         self.buffer.enqueue(self._synthesizer.synthesize(text).audio.samples)
         return []
-
-
-@dataclass
-class _PlayedSoFar:
-    """How far the reply audio of the turn that last played got (samples of it played, and by when)."""
-
-    turn: int | None = None
-    played: int = 0
-    last_clock: int = 0

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from tests.support.stand_ins import NotingTranscriber
+from voice.asr.echo_free import TranscribingAsrSignal
 from voice.asr.port import TimedWord
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.asr_signal import (
     DOUBLE_TALK_REACH_MS,
     ONSET_MARGIN_MS,
     AsrSignal,
-    TranscribingAsrSignal,
     user_onset,
 )
 from voice.audio.block import ENGINE_RATE, AudioBlock

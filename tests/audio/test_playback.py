@@ -183,12 +183,15 @@ def test_the_buffer_counts_what_played_of_the_turn_queued_last() -> None:
     buffer.enqueue(np.ones(200, dtype=np.float32), turn=4, at=300)
     buffer.pull(250)
 
-    assert buffer.played_of(4, buffer.audio_played_to) == 150
-    assert buffer.played_of(3, buffer.audio_played_to) is None
+    assert buffer.reply_played(buffer.audio_played_to) == (4, 150)
     buffer.stop()  # a retry: the turn's audio counts afresh from its next piece
-    assert buffer.played_of(4, buffer.audio_played_to) is None
+    assert buffer.reply_played(buffer.audio_played_to) is None
     buffer.enqueue(np.ones(50, dtype=np.float32), turn=4, at=0)
-    assert buffer.played_of(4, buffer.audio_played_to) == 0
+    assert buffer.reply_played(buffer.audio_played_to) == (4, 0)
+    buffer.pull(200)  # the stop's fade, then the retried piece whole
+    buffer.enqueue(np.ones(80, dtype=np.float32), turn=5, at=0)  # the next turn's reply, after a whole one
+    buffer.pull(30)
+    assert buffer.reply_played(buffer.audio_played_to) == (5, 30)
 
 
 def test_turn_audio_queued_out_of_step_is_refused() -> None:
@@ -211,7 +214,7 @@ def test_audio_a_device_silenced_counts_unplayed_and_a_resume_plays_it_from_ther
     assert buffer.take_back(700) == 1280 - 700  # the device had played 700 when it was silenced
     assert buffer.audio_played_to == 700
     assert buffer.audio_played_at(10**9) == 700
-    assert buffer.played_of(1, buffer.audio_played_to) == 700
+    assert buffer.reply_played(buffer.audio_played_to) == (1, 700)
     assert not buffer.holds_sound_from(700)
 
     buffer.resume()
@@ -266,11 +269,11 @@ def test_a_word_cut_by_a_long_pause_plays_again_from_its_start() -> None:
         assert not buffer.pull(BLOCK)[FADE:].any()
 
     assert buffer.replay_from(3, 8000) == 9600 + FADE - 8000  # what was handed out of it, fade included
-    assert buffer.played_of(3, buffer.audio_played_to) == 8000
+    assert buffer.reply_played(buffer.audio_played_to) == (3, 8000)
     buffer.resume()
     resumed = np.concatenate([buffer.pull(BLOCK) for _ in range(10)])
     np.testing.assert_allclose(resumed[FADE:], audio[8000 + FADE : 8000 + 10 * BLOCK], rtol=1e-6)
-    assert buffer.played_of(3, buffer.audio_played_to) == 8000 + 10 * BLOCK
+    assert buffer.reply_played(buffer.audio_played_to) == (3, 8000 + 10 * BLOCK)
 
 
 def test_audio_never_handed_out_or_of_another_turn_is_not_replayed() -> None:

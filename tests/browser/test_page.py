@@ -167,3 +167,25 @@ def test_a_backchannel_is_a_small_mark_under_the_reply_and_a_stop_marks_the_user
     assert users[-1].text.startswith("Stop.")
     assert users[-1].find_element(By.CSS_SELECTOR, ".stop-mark").text == "■ stop — listening"
     assert console_problems(browser) == []
+
+
+def test_an_event_type_the_page_does_not_know_is_warned_of_and_shown_once(
+    kiosk: Kiosk, browser: webdriver.Chrome
+) -> None:
+    open_page(browser, kiosk)
+    note = browser.find_element(By.ID, "dev-note")
+    assert not note.is_displayed()
+    events = [  # a newer server's events, through the page's own dispatch, between two it knows
+        {"type": "response.created", "turn": 902, "t": 1.0},
+        {"type": "response.rewound", "turn": 902, "t": 1.5},
+        {"type": "response.rewound", "turn": 902, "t": 1.6},
+        {"type": "response.heard", "turn": 902, "text": "Still here.", "words": 2, "t": 2.0},
+    ]
+    browser.execute_script("for (const e of arguments[0]) dispatch(e);", events)
+
+    assert note.is_displayed()
+    assert "response.rewound" in note.text
+    warnings = [entry["message"] for entry in console_problems(browser)]
+    assert len(warnings) == 1  # once per type
+    assert "response.rewound" in warnings[0]
+    assert caption(browser) == "Still here."  # the events it knows still count

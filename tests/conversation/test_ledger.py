@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from voice.conversation.ledger import PlaybackLedger, SampleSpan
+from voice.conversation.ledger import PlaybackLedger, Progress, SampleSpan
 from voice.errors import ProtocolError
 
 REPLY = "Tomorrow starts dry, then rain moves in from the west."
@@ -101,9 +101,50 @@ def test_audio_queued_piece_by_piece_is_heard_as_the_sink_reports_it_played() ->
     assert ledger.queue_audio(150, [SampleSpan(0, 100)]) == 0
     assert ledger.queue_audio(300, [SampleSpan(0, 150), SampleSpan(150, 300)]) == 150
 
-    ledger.note_played(299)
+    ledger.note_played(299, clock=1299)
     assert ledger.heard() == "Tomorrow"  # "starts" ends at 300
     assert ledger.playing
-    ledger.note_played(450)
+    ledger.note_played(450, clock=1450)
     assert ledger.heard() == "Tomorrow starts dry,"
     assert not ledger.playing
+
+
+def test_the_ledger_says_when_the_listener_heard_the_reply_begin_and_each_new_word() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("Tomorrow starts dry,")
+    ledger.close_text()
+    ledger.queue_audio(400, [SampleSpan(0, 100), SampleSpan(100, 250), SampleSpan(250, 400)])
+
+    assert ledger.note_played(0, clock=5000) == Progress(started=False, words=0, more_words=False)
+    assert (ledger.started_at, ledger.heard_at) == (None, None)  # nothing reached the listener yet
+    assert ledger.note_played(120, clock=5120) == Progress(started=True, words=1, more_words=True)
+    assert (ledger.started_at, ledger.heard_at) == (5000, 5120)  # its first sample played at 5000
+    assert ledger.note_played(200, clock=5200) == Progress(started=False, words=1, more_words=False)
+    assert ledger.heard_at == 5200
+
+
+def test_a_word_played_again_after_a_pause_takes_no_heard_word_back() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("Tomorrow starts dry,")
+    ledger.close_text()
+    ledger.queue_audio(400, [SampleSpan(0, 100), SampleSpan(100, 250), SampleSpan(250, 400)])
+    ledger.note_played(180, clock=2180)
+
+    progress = ledger.note_played(ledger.word_start_at(), clock=2300)  # "starts" plays again from its start
+
+    assert progress == Progress(started=False, words=1, more_words=False)
+    assert ledger.heard() == "Tomorrow"
+    assert ledger.heard_at == 2180  # the listener heard nothing new
+
+
+def test_a_retried_reply_starts_empty_but_keeps_when_its_first_sound_was_heard() -> None:
+    ledger = PlaybackLedger()
+    ledger.add_text("Well hello")
+    ledger.queue_audio(300, [SampleSpan(0, 200)])
+    ledger.note_played(50, clock=1050)  # a breath of it played, no word whole
+
+    retry = ledger.for_retry()
+
+    assert (retry.text, retry.queued, retry.played, retry.heard()) == ("", 0, 0, "")
+    assert (retry.started_at, retry.heard_at) == (1000, 1050)
+    assert retry.note_played(10, clock=1200).started is False  # the reply began once, not twice

@@ -16,8 +16,9 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VoiceEnded, VoiceStarted
 from voice.cancel import CancelToken
 from voice.engine.actions import CancelTurn, EngineAction, ResumePlayback
-from voice.engine.engine import Engine, Phase
+from voice.engine.engine import Engine
 from voice.engine.inputs import LlmDone, LlmText, MicAudio, TranscriptReady
+from voice.engine.phases import Phase
 from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_echo
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work

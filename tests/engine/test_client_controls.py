@@ -15,7 +15,7 @@ from voice.components import make_engine
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolResult, UserText
 from voice.engine.actions import CancelTurn, DropTranscription, RunTool, SendRequest, StopPlayback
-from voice.engine.engine import Engine, Phase
+from voice.engine.engine import Engine
 from voice.engine.inputs import (
     CancelReply,
     EndConversation,
@@ -25,6 +25,7 @@ from voice.engine.inputs import (
     ToolDone,
     TranscriptReady,
 )
+from voice.engine.phases import Phase
 from voice.testing.stand_ins import QUESTION, WORD
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"

@@ -7,8 +7,9 @@ from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolResult, UserText
 from voice.conversation.log_records import ReplyHeard, TurnEnded
 from voice.engine.actions import CancelTurn, StopPlayback
-from voice.engine.engine import HEARD_LOGGED_EVERY_MS, Phase
 from voice.engine.inputs import AudioPlayed, CloseSession
+from voice.engine.phases import Phase
+from voice.engine.reply_report import HEARD_LOGGED_EVERY_MS
 from voice.testing.stand_ins import QUESTION, WORD
 
 EVERY = HEARD_LOGGED_EVERY_MS * 16  # samples at 16 kHz

@@ -14,9 +14,10 @@ from voice.audio.wav import read_wav
 from voice.components import make_engine
 from voice.conversation.log_records import HoldChanged
 from voice.engine.actions import JudgeTurnEnd, PausePlayback, ResumePlayback, SendRequest, Transcribe
-from voice.engine.engine import Engine, Phase
+from voice.engine.engine import Engine
 from voice.engine.hold import START_MS, Eagerness, Hold
 from voice.engine.inputs import MicAudio, TranscriptReady, TurnEndJudged
+from voice.engine.phases import Phase
 from voice.testing.stand_ins import QUESTION, WORD
 
 

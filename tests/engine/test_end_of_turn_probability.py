@@ -10,8 +10,8 @@ import pytest
 
 from tests.support.room import LEAD_IN, Room, paused
 from voice.engine.actions import SendRequest
-from voice.engine.engine import Phase
 from voice.engine.inputs import TranscriptReady, TurnEndJudged
+from voice.engine.phases import Phase
 
 
 @pytest.mark.parametrize("probability", [0.35, 0.45, 0.5])

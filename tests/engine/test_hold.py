@@ -161,3 +161,13 @@ def test_a_new_conversation_starts_from_the_setting_again() -> None:
     speaker.turn_ended()
 
     assert speaker.hold.ms == START_MS
+
+
+def test_a_pause_the_user_went_on_from_lengthens_the_hold_but_one_over_a_reply_does_not() -> None:
+    over_reply, quiet = Hold(), Hold()
+    for hold, over in ((over_reply, True), (quiet, False)):
+        hold.user_paused(None if over else at(1000))
+        hold.user_resumed(at(1700), over_reply=over)  # a 700 ms pause mid-sentence
+
+    assert over_reply.next_ms == START_MS  # echo over a reply can look like a pause: nothing learned
+    assert quiet.next_ms == 700 + 120  # the speaker pauses 700 ms: the hold outlasts that

@@ -28,7 +28,7 @@ from voice.engine.actions import (
     Synthesize,
     Transcribe,
 )
-from voice.engine.engine import Engine, Phase
+from voice.engine.engine import Engine
 from voice.engine.inputs import (
     AudioPlayed,
     CancelReply,
@@ -48,6 +48,7 @@ from voice.engine.inputs import (
     TranscriptReady,
     TurnEndJudged,
 )
+from voice.engine.phases import Phase
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.tts.port import Synthesis, WordTiming
 

@@ -14,8 +14,9 @@ from voice.chat.view_widgets import LABELS as VIEW_LABELS
 from voice.client_events import StateChanged, StreamEvent
 from voice.engine.actions import CancelTurn, PausePlayback, ResumePlayback
 from voice.engine.diagram import BEGIN, END, state_diagram
-from voice.engine.engine import TRANSITIONS, Phase
+from voice.engine.engine import TRANSITIONS
 from voice.engine.inputs import CancelReply, TranscriptReady
+from voice.engine.phases import Phase, with_reply, without_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 KIOSK_STATES = {"muted", "asleep"}  # the kiosk's own states, beside the engine's
@@ -69,6 +70,7 @@ def test_words_over_the_reply_cut_it_and_are_answered_in_the_order_clients_rely_
         "response.interrupted",
         "input.transcript",
         "response.created",
+        "output_audio.stopped",  # where the cut reply's audio stopped: told last, as the runtime did
     ]
 
 
@@ -81,7 +83,11 @@ def test_a_stop_while_the_user_talks_over_the_reply_leaves_them_talking() -> Non
 
     assert actions[0] == CancelTurn(1)
     assert room.engine.phase is Phase.USER_SPEAKING
-    assert told(room.engine.take_events()) == ["response.interrupted", "state:user_speaking"]
+    assert told(room.engine.take_events()) == [
+        "response.interrupted",
+        "state:user_speaking",
+        "output_audio.stopped",
+    ]
 
 
 def test_going_on_within_the_hold_tells_nothing_and_the_user_is_still_speaking() -> None:
@@ -144,3 +150,17 @@ def test_the_docs_state_diagram_is_the_one_the_table_draws() -> None:
     drawn, _, _ = rest.partition(END)
 
     assert drawn.strip() == state_diagram(), "redraw it: python -m voice.engine.diagram docs/architecture.md"
+
+
+def test_with_no_reply_left_a_talking_user_goes_on_talking_and_a_due_transcript_keeps_it_thinking() -> None:
+    assert without_reply(Phase.PAUSED, transcribing=False) is Phase.USER_SPEAKING
+    assert without_reply(Phase.USER_SPEAKING, transcribing=True) is Phase.USER_SPEAKING
+    assert without_reply(Phase.SPEAKING, transcribing=True) is Phase.THINKING
+    assert without_reply(Phase.HOLDING, transcribing=False) is Phase.LISTENING
+
+
+def test_a_reply_in_flight_speaks_while_its_audio_plays_unless_the_user_talks_or_the_hold_waits() -> None:
+    assert with_reply(Phase.THINKING, audible=True) is Phase.SPEAKING
+    assert with_reply(Phase.SPEAKING, audible=False) is Phase.THINKING
+    assert with_reply(Phase.PAUSED, audible=True) is Phase.PAUSED
+    assert with_reply(Phase.HOLDING, audible=False) is Phase.HOLDING

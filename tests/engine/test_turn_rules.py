@@ -31,13 +31,7 @@ from voice.engine.actions import (
     StopPlayback,
     Transcribe,
 )
-from voice.engine.engine import (
-    BACKCHANNEL_SILENCE_MS,
-    STOP_START_SILENCE_MS,
-    TOOL_WAIT_LIMIT_S,
-    Engine,
-    Phase,
-)
+from voice.engine.engine import Engine
 from voice.engine.inputs import (
     LlmDone,
     LlmFailed,
@@ -49,6 +43,9 @@ from voice.engine.inputs import (
     TranscriptReady,
 )
 from voice.engine.overlap import OverlapPhrases
+from voice.engine.phases import Phase
+from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S
+from voice.engine.words_judge import BACKCHANNEL_SILENCE_MS, STOP_START_SILENCE_MS
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.testing.stand_ins import QUESTION, WORD
 
@@ -358,7 +355,13 @@ def test_a_stop_is_told_after_the_cut_and_the_users_words() -> None:
 
     kinds = [event.type for event in room.engine.take_events()]
 
-    assert kinds[-4:] == ["response.interrupted", "input.transcript", "input.stop", "state"]
+    assert kinds[-5:] == [
+        "response.interrupted",
+        "input.transcript",
+        "input.stop",
+        "state",
+        "output_audio.stopped",
+    ]
     assert "response.created" not in kinds
 
 

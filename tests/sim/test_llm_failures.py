@@ -18,7 +18,7 @@ from voice.audio.block import ENGINE_RATE
 from voice.audio.wav import read_wav
 from voice.components import SpeechModels
 from voice.config.llm import resolve_llm_config
-from voice.engine.engine import FAILURE_NOTICE
+from voice.engine.notices import FAILURE_NOTICE
 from voice.sim.run import run_scenario
 from voice.sim.scenario import RealLlm, Scenario, UserCue
 

@@ -5,11 +5,11 @@ AEC3's double-talk suppression, and the utterance's start. The VAD listens to AE
 mutes the start of speech over the assistant, so it finds the onset up to 1.2 s late and the VAD's
 pre-roll no longer reaches back to the first word ("Sorry, I meant on Sunday." became "I'm Anton
 Sunnade." even from the user's voice alone). :class:`AsrSignal` keeps the mic run through a linear
-canceller (Speex's MDF: it subtracts the echo and suppresses nothing) by clock sample, and
-:class:`TranscribingAsrSignal` hands ASR that signal for each utterance the VAD cut; when the
-speaker was audible at its start, from where the user's voice began in it, up to
-``DOUBLE_TALK_REACH_MS`` earlier (not from a fixed point: whisper turns residual echo into words). ASR
-hears one continuous signal, never a switch from one canceller's output to another's mid-word.
+canceller (Speex's MDF: it subtracts the echo and suppresses nothing) by clock sample, and ASR
+(``voice.asr.echo_free``) hears that signal for each utterance the VAD cut; when the speaker was
+audible at its start, from where the user's voice began in it, up to ``DOUBLE_TALK_REACH_MS``
+earlier (not from a fixed point: whisper turns residual echo into words). ASR hears one continuous
+signal, never a switch from one canceller's output to another's mid-word.
 
 The VAD and the echo judgement need no echo, so they hear AEC3's output; but where the speaker may be
 heard, :meth:`AsrSignal.for_vad` puts the linear output in its place in the frames where a residual-echo
@@ -25,12 +25,10 @@ from collections import deque
 
 import numpy as np
 
-from voice.asr.port import TimedWord, Transcriber, Transcript
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.echo_delay import AUDIBLE, MAX_DELAY_MS, EchoDelay
 from voice.audio.linear_echo import TAIL_MS, SpeexEchoCanceller
 from voice.audio.vad import DEFAULT_BARGE_IN
-from voice.cancel import CancelToken
 
 KEPT_SECONDS = 40  # longer than the longest utterance (30 s) plus the VAD's pre-roll and the reach
 FRAME_MS = 10
@@ -287,33 +285,3 @@ def _write(ring: np.ndarray, at: int, values: np.ndarray) -> None:
     first = min(len(values), len(ring) - start)
     ring[start : start + first] = values[:first]
     ring[: len(values) - first] = values[first:]
-
-
-class TranscribingAsrSignal:
-    """A Transcriber that hears each utterance through :meth:`AsrSignal.words_for`."""
-
-    def __init__(self, inner: Transcriber, signal: AsrSignal) -> None:
-        self._inner = inner
-        self._signal = signal
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-        context: str = "",
-    ) -> Transcript:
-        if self._signal.only_echo(audio):
-            return Transcript("")  # no words of the user's: whisper would only guess at the echo
-        words = self._signal.words_for(audio)
-        over_reply = over_reply or self._signal.speaker_audible_over(words)
-        heard = self._inner.transcribe(
-            words, word_timings=word_timings, over_reply=over_reply, cancel=cancel, context=context
-        )
-        earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
-        if not earlier or not heard.words:
-            return heard
-        timed = tuple(TimedWord(w.text, w.start_s - earlier, w.end_s - earlier) for w in heard.words)
-        return Transcript(heard.text, timed)

@@ -100,7 +100,7 @@ class PlaybackBuffer:
         """Queue mono audio after what is already queued; returns the enqueue index of its first sample.
 
         Reply audio names its ``turn`` and where it starts in that turn's audio (``at``), so
-        :meth:`played_of` can say how much of the turn has played; a notice names none.
+        :meth:`reply_played` can say how much of the turn has played; a notice names none.
         """
         audio = np.asarray(samples, dtype=np.float32)
         if audio.ndim != 1:
@@ -124,14 +124,14 @@ class PlaybackBuffer:
             raise ProtocolError(f"turn {turn}'s audio queued at {at}, but {tagged.queued} samples are queued")
         tagged.queued += frames
 
-    def played_of(self, turn: int | None, audio_played_to: int) -> int | None:
-        """How many samples of ``turn``'s audio are played once ``audio_played_to`` is (None unless
-        ``turn`` is the turn whose audio was queued last, since the last stop)."""
+    def reply_played(self, audio_played_to: int) -> tuple[int, int] | None:
+        """(turn, how many samples of its audio are played once ``audio_played_to`` is) for the turn whose
+        audio was queued last, since the last stop; None if none was."""
         with self._lock:
             tagged = self._turn_audio
-        if tagged is None or tagged.turn != turn:
+        if tagged is None:
             return None
-        return max(0, min(audio_played_to - tagged.base, tagged.queued))
+        return tagged.turn, max(0, min(audio_played_to - tagged.base, tagged.queued))
 
     def pull(self, frames: int) -> Samples:
         """Hand the device exactly ``frames`` samples: queued audio, then silence if the queue runs dry."""

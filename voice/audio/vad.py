@@ -435,3 +435,20 @@ class VoiceActivityDetector:
         self._active = None
         self._utterance = []
         return ended
+
+
+class Vad(Protocol):
+    """What the engine needs of voice activity detection: stricter settings while the assistant is audible."""
+
+    def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]: ...
+
+    @property
+    def voiced_until(self) -> int:
+        """End of the last frame voiced under the quiet settings, in or out of an utterance."""
+
+    @property
+    def start_window(self) -> int:
+        """The quiet settings' start window in samples: voiced frames become speech within it, or never."""
+
+    def end_utterance(self) -> None:
+        """The user's turn was judged over at the last pause: voiced audio after it starts a new utterance."""

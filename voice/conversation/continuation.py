@@ -136,6 +136,12 @@ class Conversation:
         return tuple(self._history)
 
     @property
+    def last_said(self) -> str:
+        """The assistant's last words in the history, as the user heard them ('' before any)."""
+        said = [item.text for item in self._history if isinstance(item, AssistantText) and item.text]
+        return said[-1] if said else ""
+
+    @property
     def budget(self) -> ContextBudget | None:
         return self._budget
 
@@ -278,7 +284,7 @@ class Conversation:
     def discard_reply(self) -> None:
         """Forget what the turn streamed so far: a failed attempt is about to be retried."""
         active = self._require_active("discard")
-        active.reply, active.calls, active.results = PlaybackLedger(), [], {}
+        active.reply, active.calls, active.results = active.reply.for_retry(), [], {}
 
     # -- ending turns -----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The playback ledger: which words of a reply the user has heard by a given output sample.
+"""The playback ledger: which words of a reply the user has heard by a given output sample, and when.
 
 Reply text arrives in deltas whose boundaries have nothing to do with word boundaries; audio spans
 arrive per word, in order, as synthesis places them on the output clock. A word is a maximal run of
@@ -8,8 +8,11 @@ word and never a word still playing. It is the single source of the spoken prefi
 the reply's text.
 
 Samples count on the reply's own audio (0 is its first sample): the engine queues each synthesized
-piece after the last (``queue_audio``), the playback sink reports how much of it has played
-(``note_played``), and ``heard()`` answers for that.
+piece after the last (``queue_audio``), the playback sink reports how much of it has played and by
+which sample of the engine's clock (``note_played``), and ``heard()`` answers for that. It is the one
+owner of the reply's played progress (docs/architecture.md §2): how much played, when the listener
+heard its first sample and its latest, and the words that makes heard; the engine tells the stream
+and the session log from it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,16 @@ class SampleSpan:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """What one report of playback changed: whether the listener just heard the reply's first sample, and
+    how many words they have heard (``more_words``: more than before the report)."""
+
+    started: bool
+    words: int
+    more_words: bool
+
+
+@dataclass(frozen=True)
 class LedgerWord:
     text: str
     char_start: int
@@ -46,7 +59,7 @@ class PlaybackLedger:
     change and the heard count is a binary search over the words' end samples.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, started_at: int | None = None, heard_at: int | None = None) -> None:
         self._text = ""
         self._closed = False
         self._spans: list[SampleSpan] = []
@@ -56,6 +69,8 @@ class PlaybackLedger:
         ) = []  # character spans of every run of non-space; None: stale
         self._queued = 0  # samples of the reply's audio queued for playback
         self._played = 0  # of those, how many the sink reported played
+        self.started_at = started_at  # engine-clock sample the listener heard its first sample at
+        self.heard_at = heard_at  # engine-clock sample by which they heard the latest of it
 
     @property
     def text(self) -> str:
@@ -119,9 +134,23 @@ class PlaybackLedger:
         """Samples of the reply's audio the playback sink last reported played."""
         return self._played
 
-    def note_played(self, played: int) -> None:
-        """The sink played ``played`` samples (fewer than before once a word cut by a pause plays again)."""
+    def note_played(self, played: int, clock: int) -> Progress:
+        """The sink played ``played`` samples by engine-clock sample ``clock`` (fewer than before once a word
+        cut by a pause plays again, from that word's start: no heard word is taken back)."""
+        started = played > 0 and self.started_at is None
+        if started:
+            self.started_at = clock - played
+        if played > self._played:
+            self.heard_at = clock
+        before = self.heard_word_count()
         self._played = played
+        words = self.heard_word_count()
+        return Progress(started, words, words > before)
+
+    def for_retry(self) -> PlaybackLedger:
+        """An empty ledger for the next attempt at this reply: what the listener heard of its start stays
+        when they heard it (a retry comes only while no word was heard)."""
+        return PlaybackLedger(self.started_at, self.heard_at)
 
     @property
     def playing(self) -> bool:

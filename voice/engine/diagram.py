@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from voice.engine.engine import TRANSITIONS, Phase, Transition
+from voice.engine.engine import TRANSITIONS
+from voice.engine.phases import Phase, Transition
 
 BEGIN = "<!-- state diagram: generated from the engine's table by python -m voice.engine.diagram -->"
 END = "<!-- end of state diagram -->"

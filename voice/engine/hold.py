@@ -66,6 +66,7 @@ class Hold:
         self.eagerness = eagerness
         self.rate = rate
         self._changes: list[HoldChange] = []
+        self._paused_at: int | None = None  # voiced end of the user's pause in the quiet, until they go on
         self.reset()
 
     @property
@@ -123,6 +124,16 @@ class Hold:
         if pending is None or not 0 < sample - pending.voiced_end < self._samples(LONGEST_MS):
             return  # none pending, the utterance that ended there, or a new turn
         self._settle_pending(sample)
+
+    def user_paused(self, voiced_end: int | None) -> None:
+        """The user paused after ``voiced_end`` (None: over a reply, or the utterance ended: no lesson)."""
+        self._paused_at = voiced_end
+
+    def user_resumed(self, sample: int, over_reply: bool) -> None:
+        """The user went on at ``sample`` from their pause (over a reply it may have been echo: no lesson)."""
+        if self._paused_at is not None and not over_reply:
+            self.paused_within_turn(self._paused_at, sample)
+        self._paused_at = None
 
     def paused_within_turn(self, voiced_end: int, resumed: int) -> None:
         """The user paused from ``voiced_end`` to ``resumed`` and went on, with the turn not ended there."""

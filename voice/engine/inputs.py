@@ -114,8 +114,8 @@ class SynthesisFailed:
 
 
 @dataclass(frozen=True)
-class FailedOutsideTurn:
-    """Work outside any turn failed (e.g. speaking a notice): logged, nothing else changes."""
+class FailedOutsideReply:
+    """Work of no reply failed (speaking a notice, judging a pause): logged, nothing else changes."""
 
     part: str
     message: str
@@ -155,7 +155,7 @@ EngineInput: TypeAlias = (
     | LlmFailed
     | SynthesisReady
     | SynthesisFailed
-    | FailedOutsideTurn
+    | FailedOutsideReply
     | AudioPlayed
     | ToolDone
 )

@@ -1,4 +1,4 @@
-"""Running a turn's tools once its reply has played, and the user input that waits for them.
+"""Running a reply's tools once it has played, and the user input that waits for them.
 
 A tool that already runs is never reported as not run (docs/architecture.md §1.3): input the user
 gives meanwhile is held until its real result comes, or until it has run too long and is abandoned
@@ -9,22 +9,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from voice.client_events import StreamEvent, ToolCalled
+from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, ToolCall, ToolResult
+from voice.engine.actions import EngineAction, RunTool
 
 TOOL_WAIT_LIMIT_S = 10.0  # how long a running tool's real result is awaited after the user moved on
 
 
 @dataclass
 class ToolRun:
-    """One turn's tools: whether they started, which still run, and when the user moved on."""
+    """One reply's tools: whether they started, which still run, and when the user moved on."""
 
     started: bool = False
     waiting: set[str] = field(default_factory=set)
     cut_at: int | None = None  # the user moved on at this sample while the tools ran
 
-    def start(self, calls: tuple[ToolCall, ...]) -> None:
+    def start(
+        self, turn: int, calls: tuple[ToolCall, ...], t: float
+    ) -> tuple[list[StreamEvent], list[EngineAction]]:
+        """Run the calls the reply ``turn`` proposed: what the stream hears, and the runs to start."""
         self.started = True
         self.waiting = {call.id for call in calls}
+        told: list[StreamEvent] = [ToolCalled(turn, call.id, call.name, call.arguments, t) for call in calls]
+        return told, [RunTool(turn, call) for call in calls]
 
     def finished(self, call_id: str) -> None:
         self.waiting.discard(call_id)
@@ -60,6 +68,13 @@ class HeldInput:
     def __len__(self) -> int:
         return len(self._items)
 
-    def take(self) -> list[tuple[str, str, bool]]:
+    def deliver(self, conversation: Conversation) -> bool:
+        """Hand what was held to ``conversation``, oldest first; True if the last of it was a stop phrase
+        (then nothing is asked until the user speaks again)."""
         items, self._items = self._items, []
-        return items
+        for index, (text, input_id, stop) in enumerate(items):
+            if stop and index == len(items) - 1:
+                conversation.stop(text, input_id)
+                return True
+            conversation.receive(text, input_id)
+        return False

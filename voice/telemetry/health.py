@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from voice.client_events import Failure, InputTranscript, OutputAudioStarted, StreamEvent
+from voice.client_events import SPOKEN_INPUT, Failure, InputTranscript, OutputAudioStarted, StreamEvent
 from voice.telemetry.heartbeat import Heartbeat
 from voice.telemetry.probes import Probe
 
 STALE_S = 5.0  # a mic block is handled every 40 to 160 ms: this long without one, the audio path is down
-SPOKEN = "speech-"  # the engine's ids for spoken input: a transcript of one means ASR answered
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class Health:
         match event:
             case Failure(code=code, message=message) if code in self._failed:
                 self._failed[code] = message
-            case InputTranscript(id=input_id) if input_id.startswith(SPOKEN):
+            case InputTranscript(id=input_id) if input_id.startswith(SPOKEN_INPUT):  # ASR answered
                 self._failed["asr"] = None
             case OutputAudioStarted():
                 self._failed["tts"] = None

@@ -1,0 +1,96 @@
+"""Whose words a transcript holds, and what they ask for: the barge-in and overlap verdicts as one.
+
+Words heard over a reply (or in the echo tail of one that just ended) may be the assistant's own echo, a
+cough or a scrap (voice/engine/barge_in.py); if they are the user's, they may be a listener's
+backchannel, a stop phrase, or input to answer (voice/engine/overlap.py, docs/architecture.md §1.8).
+A backchannel is one only over a reply that has begun to play and asked nothing so far: after a
+question, or in the quiet, "yes" is an answer. A stop is one only while a reply is in flight.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from voice.conversation.ledger import PlaybackLedger
+from voice.engine.barge_in import EchoJudge, asks_a_question
+from voice.engine.overlap import Overlap, OverlapPhrases
+from voice.engine.utterances import Utterance
+
+# A short burst over a reply whose first look (VoiceLull) heard a listener's word ends after this much
+# silence, and the reply goes on; one that may be the start of a stop phrase ("Okay," of "okay, stop")
+# waits out a comma's pause first (the fixtures' commas last 160-280 ms).
+BACKCHANNEL_SILENCE_MS = 120
+STOP_START_SILENCE_MS = 300
+
+
+class Verdict(enum.Enum):
+    """The verdict on a transcript."""
+
+    NOT_USER = "not_user"  # a cough, a click, a scrap or the assistant's echo: the reply goes on
+    BACKCHANNEL = "backchannel"  # a listener's word: the reply goes on, nothing is asked
+    STOP = "stop"  # the reply is cut and nothing is asked
+    INPUT = "input"  # the reply is cut and the words are answered
+
+
+class WordsJudge:
+    """The verdicts; remembers how the last reply that played in full ended, for its echo tail."""
+
+    def __init__(self, phrases: OverlapPhrases, rate: int) -> None:
+        self.phrases = phrases
+        self.rate = rate
+        self._echo = EchoJudge(rate)
+
+    def judge(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> Verdict:
+        """``text`` transcribed from ``said``; ``reply`` is the one in flight (None between replies),
+        ``barged_in`` whether the utterance paused it."""
+        overlap = self.overlap(text, said, reply)
+        listener = overlap is Overlap.BACKCHANNEL
+        if not self._echo.is_user(text, said, reply, barged_in, listener_word=listener):
+            return Verdict.NOT_USER
+        if listener:
+            return Verdict.BACKCHANNEL
+        return Verdict.STOP if overlap is Overlap.STOP else Verdict.INPUT
+
+    def ends_a_turn(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> bool:
+        """Words at a pause that may end the user's turn there: over a reply, the user's and no listener's
+        word (a scrap or echo waits for the long silence; a backchannel ends as ``listener_word`` says)."""
+        if reply is None:
+            return True
+        is_user = self._echo.is_user(text, said, reply, barged_in)
+        return is_user and self.overlap(text, said, reply) is not Overlap.BACKCHANNEL
+
+    def listener_word(self, text: str, said: Utterance, reply: PlaybackLedger) -> bool:
+        """Words at a first look over a playing reply are a listener's (and not its echo)."""
+        if self.overlap(text, said, reply) is not Overlap.BACKCHANNEL:
+            return False
+        return self._echo.is_user(text, said, reply, True, listener_word=True)
+
+    def quiet_after(self, text: str) -> int:
+        """Samples of quiet after a listener's word before it is taken as one: longer for what may begin
+        a stop phrase."""
+        silence_ms = STOP_START_SILENCE_MS if self.phrases.begins_a_stop(text) else BACKCHANNEL_SILENCE_MS
+        return silence_ms * self.rate // 1000
+
+    def overlap(self, text: str, said: Utterance, reply: PlaybackLedger | None) -> Overlap:
+        """What the user's words ask for, over ``reply`` (None: between replies)."""
+        verdict = self.phrases.verdict(text)
+        if verdict is Overlap.STOP and reply is None:
+            return Overlap.CUT_IN
+        if verdict is not Overlap.BACKCHANNEL:
+            return verdict
+        listening = self._echo.in_tail_of_statement(said) if reply is None else self.listened_to(reply)
+        return Overlap.BACKCHANNEL if listening else Overlap.CUT_IN
+
+    @staticmethod
+    def listened_to(reply: PlaybackLedger) -> bool:
+        """The reply has begun to play and asked nothing so far: a "yeah" over it is a listener's."""
+        return reply.started_at is not None and not asks_a_question(reply.heard())
+
+    def reply_ended(self, reply: PlaybackLedger) -> None:
+        """A reply played in full: its last words may come back as echo just after."""
+        if reply.heard_at is not None:
+            self._echo.reply_ended(reply, reply.heard_at)
+
+    def forget(self) -> None:
+        """A new conversation: no echo tail of the last one."""
+        self._echo.forget()
