@@ -2,7 +2,7 @@
 
 Utterances: the speech fixtures (audio/manifest.json) as recorded and under pink noise at 10 and 0 dB
 SNR; long sentences espeak-ng says in three more voices (8-14 s, where the window grows); and the corpus
-of speech the project was not tuned on (benchmarks/unfamiliar_speech.py: piper and 24 espeak-ng voices,
+of speech the project was not tuned on (benchmarks/cases/unfamiliar_speech.py: piper and 24 espeak-ng voices,
 whole questions and questions with a mid-sentence pause, clean and under noise at 20 and 10 dB SNR),
 each with 0.2 s of the mic signal either side. Both transcribers are the real tiny.en and hear the same
 audio, alternately.
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from unfamiliar_speech import corpus, fixture_maker, with_noise
-from word_error import wer
+from cases.unfamiliar_speech import corpus, fixture_maker, with_noise
+from common.word_error import wer
 
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples

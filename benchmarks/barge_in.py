@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import voice_to_voice_parts
-from against import run_against, without_against
 from barge_in_reaction import barge_in_reaction
+from common.against import run_against, without_against
+from common.scenario_runs import echo_runs, load_manifest, progress, scenario_runs
 from echo_robustness import echo_robustness
 from memory import measure_memory
-from scenario_runs import echo_runs, load_manifest, progress, scenario_runs
 from spoken_prefix import full_window_judge, spoken_prefix
 from voice_to_voice import realtime_runs, voice_to_voice
 from voice_to_voice_local_models import voice_to_voice_local_models

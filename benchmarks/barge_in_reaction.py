@@ -13,7 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scenario_runs import Run, figure_command, load_manifest, progress, scenario_runs, summary, turn_outcomes
+from common.scenario_runs import (
+    Run,
+    figure_command,
+    load_manifest,
+    progress,
+    scenario_runs,
+    summary,
+    turn_outcomes,
+)
 
 from voice.components import load_speech_models
 

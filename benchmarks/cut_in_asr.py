@@ -29,7 +29,7 @@ from typing import Any
 
 import echo_sweep
 import numpy as np
-from word_error import wer
+from common.word_error import wer
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber

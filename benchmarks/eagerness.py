@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from against import run_against, without_against
+from common.against import run_against, without_against
 
 from voice.components import load_speech_models
 from voice.sim.run import run_scenario

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scenario_runs import (
+from common.scenario_runs import (
     ECHO_NOISE_DB,
     EchoLevel,
     echo_runs,

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from against import run_against, without_against
-from word_error import wer, words
+from common.against import run_against, without_against
+from common.word_error import wer, words
 
 from voice.audio.wav import read_wav
 from voice.components import load_speech_models

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from scraper import Scraper
+from common.scraper import Scraper
 
 from voice.audio.pulse import private_pulse
 from voice.process import stop_process

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
-from scenario_runs import SCENARIOS
+from common.scenario_runs import SCENARIOS
 
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.components import load_speech_models, make_engine

@@ -34,8 +34,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import voice_parts
-from scenario_runs import SCENARIOS, Run, load_manifest, ms, progress, reply_delays, speech_cues, summary
+from common import voice_parts
+from common.scenario_runs import (
+    SCENARIOS,
+    Run,
+    load_manifest,
+    ms,
+    progress,
+    reply_delays,
+    speech_cues,
+    summary,
+)
 from voice_to_voice_parts import at_once_variant
 
 from voice.asr.partial_whisper import whisper_partials

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import print_before_and_after
+from common.against import print_before_and_after
 
 import voice
 from voice.audio.block import ENGINE_RATE, AudioBlock

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from against import print_before_and_after
-from scenario_runs import SCENARIOS, progress, simulate
+from common.against import print_before_and_after
+from common.scenario_runs import SCENARIOS, progress, simulate
 from spoken_prefix import full_window_judge, spoken_prefix
 
 from voice.asr.whisper import WhisperTranscriber

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scenario_runs import Run, echo_runs, figure_command, progress, scenario_runs
-from word_error import words
+from common.scenario_runs import Run, echo_runs, figure_command, progress, scenario_runs
+from common.word_error import words
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scenario_runs import (
+from common.scenario_runs import (
     SCENARIOS,
     Run,
     figure_command,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scenario_runs import (
+from common.scenario_runs import (
     LOCAL_MAX_TOKENS,
     LOCAL_RUNS,
     Run,

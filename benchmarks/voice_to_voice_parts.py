@@ -1,7 +1,7 @@
 """Voice-to-voice split into its steps, as JSON: where the time from the end of speech to the reply goes.
 
 The end of the user's speech to the first reply audio, median over real-time runs, split into its steps
-from the event stream and timed calls (benchmarks/voice_parts.py says how): ``scripted_at_once``
+from the event stream and timed calls (benchmarks/common/voice_parts.py says how): ``scripted_at_once``
 (plain-turn, pause-mid-sentence and pause-mid-question, each twice, with the scripted LLM's whole reply
 there at once) and ``embedded`` (the demo conversation, three runs, SmolLM2). ``--against TREE`` runs it
 on that tree first, side by side; ``--eagerness`` sets this tree's.
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import voice_parts
-from against import run_against
-from scenario_runs import (
+from common import voice_parts
+from common.against import run_against
+from common.scenario_runs import (
     LOCAL_MAX_TOKENS,
     LOCAL_RUNS,
     SCENARIOS,

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import run_against, without_against
+from common.against import run_against, without_against
 
 from voice.audio.vad import DEFAULT_QUIET
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 SCENARIOS = AUDIO / "scenarios"
 ECHO_LEVELS_DB = (-6.0, -10.0, -14.0, -20.0)
 ECHO_NOISE_DB = -30.0
