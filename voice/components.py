@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from voice.asr.context import heeding_context
 from voice.asr.guard import guarded
 from voice.asr.port import Transcriber
 from voice.audio.speech_probability import SileroSpeech
@@ -51,7 +52,13 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
     """
     choice = choice or SpeechChoice()
     transcriber, synthesizer = prepare_transcriber(choice), prepare_synthesizer(choice)
-    return SpeechModels(guarded(transcriber()), synthesizer(), SmartTurn())
+    return SpeechModels(assistant_ears(transcriber(), choice.asr_context), synthesizer(), SmartTurn())
+
+
+def assistant_ears(transcriber: Transcriber, context: bool = False) -> Transcriber:
+    """``transcriber`` as the assistant hears through it: behind the word guard, given the assistant's
+    last question as context only if ``context`` (``[asr] context``)."""
+    return heeding_context(guarded(transcriber), context)
 
 
 def make_engine(

@@ -131,7 +131,7 @@ class SpeechChoice:
 
     ``asr_model`` and ``tts_voice`` name local models (None: the bundled tiny.en and en_US-joe-medium; see
     the module's docstring for ``NAME:MODEL``); ``asr_url`` and ``tts_url`` name speech servers used instead,
-    with ``api_key`` for them.
+    with ``api_key`` for them. ``asr_context``: the recogniser hears the assistant's last question as context.
     """
 
     asr_model: str | None = None
@@ -139,6 +139,7 @@ class SpeechChoice:
     asr_url: str | None = None
     tts_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
+    asr_context: bool = False
 
 
 def server_forms(role: Role) -> str:

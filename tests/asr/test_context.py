@@ -3,9 +3,12 @@ prompted transcript ends (as the unprompted one does)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from voice.asr.context import answer_context, asks_the_user, with_ending_of
+from tests.support.stand_ins import NotingTranscriber
+from voice.asr.context import answer_context, asks_the_user, heeding_context, with_ending_of
+from voice.audio.block import ENGINE_RATE, AudioBlock
 
 
 @pytest.mark.parametrize(
@@ -54,3 +57,11 @@ def test_a_prompted_transcript_ends_as_the_unprompted_one() -> None:
     assert with_ending_of("Hearts.", "Hartz.") == "Hearts."
     assert with_ending_of("Could you tell me.", "Could you tell me...") == "Could you tell me..."
     assert with_ending_of("Hearts.", "") == "Hearts"  # whisper heard nothing unprompted
+
+
+def test_the_assistants_question_reaches_the_recogniser_only_when_context_is_on() -> None:
+    audio = AudioBlock(np.zeros(1600, dtype=np.float32), ENGINE_RATE)
+    ears = NotingTranscriber("Hearts.")
+    heeding_context(ears, True).transcribe(audio, context="Pick a card.")
+    heeding_context(ears, False).transcribe(audio, context="Pick a card.")  # [asr] context's default
+    assert ears.contexts == ["Pick a card.", ""]

@@ -10,13 +10,11 @@ import numpy as np
 import pytest
 
 from voice.asr.guard import UnusableTranscript, WordGuard, guarded, words_of
-from voice.asr.port import Transcript
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import DEFAULT_BARGE_IN, VoiceActivityDetector, VoicePaused
 from voice.audio.wav import read_wav
-from voice.cancel import CancelToken
-from voice.components import SpeechModels, quiet_vad
+from voice.components import SpeechModels, assistant_ears, quiet_vad
 from voice.engine.hold import Eagerness
 from voice.engine.transcripts import ends_a_sentence
 from voice.sim.run import run_scenario
@@ -74,30 +72,13 @@ def test_a_prompt_never_ends_the_sentence_at_a_pause(transcriber: WhisperTranscr
     assert not ends_a_sentence(heard)
 
 
-class WithoutContext:
-    """Whisper as it was before context: the engine's context goes nowhere."""
-
-    def __init__(self, inner: WhisperTranscriber) -> None:
-        self._inner = inner
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-        context: str = "",
-    ) -> Transcript:
-        return self._inner.transcribe(audio, word_timings=word_timings, over_reply=over_reply, cancel=cancel)
-
-
 @pytest.mark.models
 def test_after_pick_a_card_the_room_hears_the_card(
     transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer, tmp_path: Path
 ) -> None:
-    """The whole pipeline: the assistant says "Pick a card.", the user answers; the engine hands the
-    heard question to whisper, and the next request carries the card."""
+    """The whole pipeline with ``[asr] context`` on: the assistant says "Pick a card.", the user answers;
+    the engine hands the heard question to whisper, and the next request carries the card. Off (the
+    default), whisper hears the answer alone."""
     scenario = tmp_path / "card.json"
     scenario.write_text(
         '{"version": 1, "llm": {"replies": ["Pick a card.", "Hearts it is."]},'
@@ -105,7 +86,8 @@ def test_after_pick_a_card_the_room_hears_the_card(
         f' {{"wav": "{AUDIO / "hearing" / "hearts.wav"}", "at_s": 6.0}}], "end_s": 12}}'
     )
     heard = {}
-    for name, ears in (("with", guarded(transcriber)), ("without", WithoutContext(transcriber))):
+    with_context, without = assistant_ears(transcriber, context=True), assistant_ears(transcriber)
+    for name, ears in (("with", with_context), ("without", without)):
         report = run_scenario(
             load_scenario(scenario),
             Path(tempfile.mkdtemp(dir=tmp_path)),

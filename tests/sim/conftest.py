@@ -10,9 +10,8 @@ import pytest
 
 from tests.support.paths import AUDIO
 from tests.support.scenarios import RunScenario
-from voice.asr.guard import guarded
 from voice.asr.whisper import WhisperTranscriber
-from voice.components import SpeechModels
+from voice.components import SpeechModels, assistant_ears
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
@@ -23,7 +22,7 @@ from voice.turn_end.smart_turn import SmartTurn
 def speech_models(transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer) -> SpeechModels:
     """The session's one whisper (behind the word guard, as the assistant loads it), one piper and one
     Smart Turn, as the pipeline takes them."""
-    return SpeechModels(guarded(transcriber), synthesizer, SmartTurn())
+    return SpeechModels(assistant_ears(transcriber), synthesizer, SmartTurn())
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from voice.testing.stand_ins import Hears
 
 
 class NotingTranscriber(Hears):
-    """``Hears``, noting each call's audio, carefulness and cancel token.
+    """``Hears``, noting each call's audio, carefulness, cancel token and context.
 
     With ``raises`` every call fails with it; with ``gate`` each call waits until the gate is set
     (``started`` says a call is waiting).
@@ -34,6 +34,7 @@ class NotingTranscriber(Hears):
         self.audio: list[AudioBlock] = []
         self.over_reply: list[bool] = []
         self.cancels: list[CancelToken | None] = []
+        self.contexts: list[str] = []
 
     def transcribe(
         self,
@@ -47,6 +48,7 @@ class NotingTranscriber(Hears):
         self.audio.append(audio)
         self.over_reply.append(over_reply)
         self.cancels.append(cancel)
+        self.contexts.append(context)
         self.started.set()
         if self.gate is not None:
             self.gate.wait(timeout=30)

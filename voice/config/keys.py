@@ -200,6 +200,11 @@ KEYS = (
         "whisper-base", flag="--asr-model", dest="asr_model", is_path=slashed,
     ),
     Key(
+        "asr.context", boolean, False,
+        "give whisper the assistant's last heard sentence when it asked something (\"Pick a card.\"): "
+        "answers to it were heard better in the voices it was tuned on, worse in others (README, Hearing)",
+    ),
+    Key(
         "tts.voice", text, None,
         "piper: a models.txt name or a .onnx file with its .onnx.json beside it; unset: en_US-joe-medium",
         "piper-en_US-lessac-medium", flag="--tts-voice", dest="tts_voice", is_path=slashed,

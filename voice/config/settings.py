@@ -55,6 +55,7 @@ class Settings:
 
     llm: LlmConfig
     asr_model: str | None
+    asr_context: bool  # whisper hears the assistant's last question as context
     tts_voice: str | None
     asr_url: str | None  # a speech server used instead of the local model
     tts_url: str | None
@@ -79,7 +80,9 @@ class Settings:
     @property
     def speech(self) -> SpeechChoice:
         """The whisper and piper to load, or the speech servers to use instead."""
-        return SpeechChoice(self.asr_model, self.tts_voice, self.asr_url, self.tts_url, self.speech_api_key)
+        return SpeechChoice(
+            self.asr_model, self.tts_voice, self.asr_url, self.tts_url, self.speech_api_key, self.asr_context
+        )
 
     def value(self, key: str) -> Any:
         """The value in effect for ``key`` (``kiosk.port``), as the commands use it."""
@@ -93,6 +96,7 @@ class Settings:
             "audio.output_device": self.output_device,
             "audio.echo_cancel": self.echo_cancel,
             "asr.model": self.asr_model,
+            "asr.context": self.asr_context,
             "tts.voice": self.tts_voice,
             "turn.eagerness": self.eagerness.value,
             "turn.backchannels": self.backchannels,
@@ -146,6 +150,7 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
     return Settings(
         llm=llm,
         asr_model=_expand(value["asr.model"]),
+        asr_context=value["asr.context"],
         tts_voice=_expand(value["tts.voice"]),
         asr_url=value["asr.url"],
         tts_url=value["tts.url"],
