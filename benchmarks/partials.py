@@ -38,6 +38,7 @@ from common import voice_parts
 from common.scenario_runs import (
     SCENARIOS,
     Run,
+    at_once_variant,
     load_manifest,
     ms,
     progress,
@@ -45,7 +46,6 @@ from common.scenario_runs import (
     speech_cues,
     summary,
 )
-from voice_to_voice_parts import at_once_variant
 
 from voice.asr.partial_whisper import whisper_partials
 from voice.audio.block import Samples

@@ -1,6 +1,6 @@
 """Spoken-prefix accuracy, as JSON: whether the heard text the assistant remembers is what really played.
 
-Every scenario in audio/scenarios and the echo variants of echo_robustness.py run in virtual time; whisper
+Every scenario in audio/scenarios and the echo variants of barge_in.py room run in virtual time; whisper
 (its full 30 s window) transcribes speaker.wav over each played turn afresh, and a turn passes when its
 word count is within one word of the report's ``spoken``.
 
@@ -9,10 +9,11 @@ Usage: python benchmarks/spoken_prefix.py [--keep DIR] [--against TREE]   (a few
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
-from common.scenario_runs import Run, echo_runs, figure_command, progress, scenario_runs
+from common.scenario_runs import Run, add_run_options, echo_runs, print_figures, progress, scenario_runs
 from common.word_error import words
 
 from voice.asr.port import Transcriber
@@ -79,4 +80,15 @@ def measure(work: Path, started: float) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(figure_command(__file__, "spoken_prefix", __doc__, measure))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_run_options(parser)
+    raise SystemExit(
+        print_figures(
+            __file__,
+            parser.parse_args(),
+            "spoken-prefix",
+            lambda work, started: {"spoken_prefix": measure(work, started)},
+        )
+    )
