@@ -2,8 +2,8 @@
 
 Each figure comes from the benchmark of its question, run here in one process:
 ``memory`` (memory.py peak, first, while this process is small), ``barge_in_reaction`` and
-``echo_robustness`` (barge_in.py room), ``spoken_prefix`` (spoken_prefix.py, over the runs of those
-two), ``voice_to_voice`` (voice_to_voice.py scripted), ``voice_to_voice_local_models``
+``echo_robustness`` (barge_in.py room), ``spoken_prefix`` (spoken_prefix.py room, over the runs of
+those two), ``voice_to_voice`` (voice_to_voice.py scripted), ``voice_to_voice_local_models``
 (voice_to_voice.py local-models) and ``voice_to_voice_parts`` (voice_to_voice.py parts).
 
 Usage: python benchmarks/bars.py [--keep DIR]   (about 4 minutes on 2 cores)
