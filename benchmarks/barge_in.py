@@ -22,7 +22,8 @@ Modes (each prints one JSON object; progress goes to stderr):
   the progress reported before the pause ran ahead of what reached the sink), the underflows.
 
 Every mode takes ``--against TREE``: the same command on TREE's voice package first, then this tree's,
-side by side. The real sound loop over an hour is device_soak.py; the kiosk's page audio, kiosk.py cut-in.
+side by side. The real sound loop over an hour is device_soak.py; the kiosk's page audio,
+kiosk_cut_in_load.py.
 
 Usage: python benchmarks/barge_in.py room [--only reaction|echo] [--keep DIR] [--against TREE]
        python benchmarks/barge_in.py sweep [--delays 0,150] [--gains 0,-20] [--cut-after MS,...]
