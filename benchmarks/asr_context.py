@@ -5,14 +5,14 @@ Whisper given the assistant's last sentence as its prompt hears an answer in the
 a full stop at the comma pause of "Sorry, I meant on Sunday.", and the end-of-turn rule
 (voice.engine.utterances.finished) answered into the pause. This measures both sides.
 
-Cases, for a set of benchmarks/hearing_sets.py (``tuning`` or ``held_out``), each said after an
+Cases, for a set of benchmarks/cases/hearing_sets.py (``tuning`` or ``held_out``), each said after an
 assistant reply whose text is its ``context``:
 
 - the set's utterances (``answer``: after the question it answers; ``command``, ``repeat``, ``question``
   and real recordings without a line before them: after each of the set's TOPIC_CHANGES, an
   acknowledgement, a statement and a question the user does not answer; a real recording with a line
   before it (``real``), after that line);
-- ``paused``: benchmarks/unfamiliar_speech.py's questions split by a 0.40-0.50 s pause, and ``whole``:
+- ``paused``: benchmarks/cases/unfamiliar_speech.py's questions split by a 0.40-0.50 s pause, and ``whole``:
   its whole questions, in the set's voices (FAMILIES: TEAM.md's pools), clean and in noise, after each
   topic change.
 
@@ -64,9 +64,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hearing_sets import hearing_set
-from unfamiliar_speech import corpus
-from word_error import wer_said
+from cases.hearing_sets import hearing_set
+from cases.unfamiliar_speech import corpus
+from common.word_error import wer_said
 
 from voice.asr.context import asks_the_user, prompt_from, with_ending_of
 from voice.asr.guard import guarded

@@ -7,7 +7,7 @@ Paths, each built as the assistant builds it (behind voice.asr.guard's WordGuard
 - ``whisper base``: the pulled multilingual base (``voice models pull whisper-base``), as the quiet path.
 
 Corpora: ``fixtures`` (audio/manifest.json's speech), ``espeak SET`` and ``real SET`` for SET in
-benchmarks/hearing_sets.py's ``tuning`` and ``held_out`` (report on held_out; tune on tuning only).
+benchmarks/cases/hearing_sets.py's ``tuning`` and ``held_out`` (report on held_out; tune on tuning only).
 
 Each utterance is heard twice per path: without context, and with what the assistant said before it
 (an answer's question, a dialogue's previous line; for speech with none, an unrelated reply sentence,
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from against import print_before_and_after
-from hearing_sets import hearing_set
-from word_error import insertions, wer_said
+from cases.hearing_sets import hearing_set
+from common.against import print_before_and_after
+from common.word_error import insertions, wer_said
 
 from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import print_before_and_after
-from scenario_runs import AUDIO, ECHO_NOISE_DB, load_manifest, ms, progress, summary
+from common.against import print_before_and_after
+from common.scenario_runs import AUDIO, ECHO_NOISE_DB, load_manifest, ms, progress, summary
 
 import voice
 from voice.audio.block import ENGINE_RATE

@@ -30,9 +30,9 @@ import httpx
 from kiosk_clients import KioskOutput
 from kiosk_cut_in_load import SCENARIO, Cycle, reply_to, talk_for
 from kiosk_soak import stop_kiosk
-from stand_in_llm import StandInLlm
 
 from voice.testing.loopback import free_port
+from voice.testing.stand_in_llm import StandInLlm
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "deploy" / "grafana-voice.json"

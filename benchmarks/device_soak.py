@@ -10,7 +10,7 @@ paplay. For ``--minutes``, in one process, stretches of ``--stretch-minutes`` of
 - ``interruptions``: a question, then ``--after-s`` into its story an interruption WAV cuts in.
 - ``backchannels`` (with ``--backchannels``, a third kind, between the two): a question, then over its
   story ``--backchannels-per-reply`` listener's backchannels ("yeah", "okay", "mm-hmm"... in the held-out
-  espeak-ng voices of benchmarks/full_duplex_cases.py), one every ``--backchannel-every-s`` from
+  espeak-ng voices of benchmarks/cases/full_duplex_cases.py), one every ``--backchannel-every-s`` from
   ``--after-s`` on, then a real cut-in as many seconds after the last. Reported under ``backchannels``: the
   replies they cut and the requests they sent (issue 36: none of either), what the stream said of them;
   the cut-ins' reaction under ``phases`` and ``interruptions``, beside the interruptions stretch's.
@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import print_before_and_after
-from word_error import wer
+from common.against import print_before_and_after
+from common.word_error import wer
 
 import voice
 from voice.allocator import keep_malloc_flat

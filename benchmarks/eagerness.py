@@ -3,7 +3,7 @@
 The room runs in virtual time with a scripted LLM whose reply is there at once, so whisper, Smart Turn
 and piper cost no time: what is left of voice-to-voice is the turn-taking policy alone (the 200 ms pause,
 the hold or the 600 ms silence, and a block or two). Deterministic; real-time figures with compute are
-voice_to_voice_parts.py --eagerness.
+voice_to_voice.py parts --eagerness.
 
 - ``pauses``: each fixture with a 0.4-0.55 s mid-sentence pause, said once: ``into_pause`` (reply audio
   started before the user's last word), ``cut`` (turns the user cut) and ``voice_to_voice_ms`` (end of the
@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from against import run_against, without_against
+from common.against import run_against, without_against
 
 from voice.components import load_speech_models
 from voice.sim.run import run_scenario

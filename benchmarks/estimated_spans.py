@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import print_before_and_after
-from scenario_runs import SCENARIOS, progress
+from common.against import print_before_and_after
+from common.scenario_runs import SCENARIOS, progress
 
 from voice.audio.block import ENGINE_RATE
 from voice.tts.chunker import SpeechChunker

@@ -1,11 +1,11 @@
 """The turn-taking scorecard: Full-Duplex-Bench v1's metrics of the assistant, on voices it was not tuned on.
 
-Each case of benchmarks/full_duplex_cases.py (pause handling, the user's backchannels over a reply, smooth
-turn-taking, user interruption; held-out espeak-ng accents and real recordings) is played through
+Each case of benchmarks/cases/full_duplex_cases.py (pause handling, the user's backchannels over a reply,
+smooth turn-taking, user interruption; held-out espeak-ng accents and real recordings) is played through
 `voice simulate`'s run (whisper, piper, Smart Turn, the echo canceller and the engine, all real; the LLM
 scripted, since the card is about turn-taking), and its speaker.wav is scored as
-benchmarks/full_duplex_metrics.py says FDB scores its output.wav. Prints one JSON object on stdout and the
-table on stderr.
+benchmarks/common/full_duplex_metrics.py says FDB scores its output.wav. Prints one JSON object on stdout
+and the table on stderr.
 
 In virtual time (the default) the run is deterministic and compute costs nothing: turn-over rates are final,
 latencies and gaps are the turn-taking policy alone. ``--realtime`` paces the room by the wall clock, so
@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import full_duplex_metrics as fdb
-from against import run_against, without_against, without_option
-from full_duplex_cases import ensure_cases
+from cases.full_duplex_cases import ensure_cases
+from common import full_duplex_metrics as fdb
+from common.against import run_against, without_against, without_option
 
 import voice
 from voice.asr.port import Transcriber

@@ -1,24 +1,43 @@
-"""Listening-idle cost of the real assistant (`voice chat`), printed as JSON (docs/architecture.md §5).
+"""Listening idle: what the assistant costs while nobody talks (docs/architecture.md §5), and where it goes.
 
-Starts a private PulseAudio with a null sink, runs ``python -m voice chat`` on it (tiny.en, joe-medium,
-AEC, the embedded llama.cpp server), waits for its "listening" line, lets it settle, then samples the
-``voice chat`` process alone (not the LLM server it starts) while nothing plays:
+Modes (each prints one JSON object; progress goes to stderr), by what listens:
 
-- ``cpu_percent_of_one_core``: utime + stime from /proc/PID/stat, the median of 1-second windows and the
-  average over the whole listen; ``busiest_threads`` splits the average by thread (/proc/PID/task), and
-  ``by_thread`` by kind: ``main`` (the mic loop: echo path, VAD, engine), ``python`` (PortAudio's mic and
-  speaker callbacks, workers), ``threaded-ml`` (libpulse), with each kind's wake-ups per second.
-  ``cpu_percent`` counts clock ticks, which charge a whole tick to a thread woken on one; ``run_percent``
-  (and ``run_average``) is the scheduler's exact run time from /proc/PID/task/TID/schedstat.
-- ``rss_mb`` / ``peak_rss_mb``: VmRSS at the end of the listen and VmHWM (the peak since start).
-- ``bars_met``: the average against < 5 % of one core; RSS and peak RSS against < 600 MB.
-- With ``--scrape-interval S``, `voice chat` serves its metrics (``--metrics-port``) and they are fetched
-  every S seconds while it listens, as Prometheus would (``scrapes``: how many, their median time).
+- ``chat``: the real assistant. Starts a private PulseAudio with a null sink, runs ``python -m voice chat``
+  on it (tiny.en, joe-medium, AEC, the embedded llama.cpp server), waits for its "listening" line, lets it
+  settle, then samples the ``voice chat`` process alone (not the LLM server it starts) while nothing plays:
 
-Usage: python benchmarks/idle.py [--listen-seconds 30] [--settle-seconds 5] [--rounds 1] [--against TREE]
-       [--scrape-interval S]
-(about 1 minute a round). ``--against TREE`` alternates TREE's voice package and this one, ``--rounds`` times
-each, on the same sound server: on a shared machine only runs side by side in time compare.
+  - ``cpu_percent_of_one_core``: utime + stime from /proc/PID/stat, the median of 1-second windows and the
+    average over the whole listen; ``busiest_threads`` splits the average by thread (/proc/PID/task), and
+    ``by_thread`` by kind: ``main`` (the mic loop: echo path, VAD, engine), ``python`` (PortAudio's mic and
+    speaker callbacks, workers), ``threaded-ml`` (libpulse), with each kind's wake-ups per second.
+    ``cpu_percent`` counts clock ticks, which charge a whole tick to a thread woken on one; ``run_percent``
+    (and ``run_average``) is the scheduler's exact run time from /proc/PID/task/TID/schedstat.
+  - ``rss_mb`` / ``peak_rss_mb``: VmRSS at the end of the listen and VmHWM (the peak since start).
+  - ``bars_met``: the average against < 5 % of one core; RSS and peak RSS against < 600 MB.
+  - With ``--scrape-interval S``, `voice chat` serves its metrics (``--metrics-port``) and they are fetched
+    every S seconds while it listens, as Prometheus would (``scrapes``: how many, their median time).
+
+  ``--against TREE`` alternates TREE's voice package and this one, ``--rounds`` times each, on the same
+  sound server: on a shared machine only runs side by side in time compare.
+
+- ``streams``: the sound streams by themselves on a private PulseAudio null sink, the floor under
+  ``chat``, and what PulseAudio's own API would cost instead. Each case runs in a process of its own,
+  settles, and is measured from /proc for ``--seconds``: the run time of all its threads (schedstat) in %
+  of one core and their wake-ups a second. ``--rounds`` alternate the cases, so that a busy machine weighs
+  on all of them alike; the medians are reported.
+
+  - ``portaudio_mic`` / ``portaudio_speaker``: a PortAudio stream as voice/audio/devices.py opens it (ALSA's
+    pulse plugin, 16 kHz mono float32, ``--block-ms`` blocks, latency "low") whose callback does nothing
+    but hand the speaker silence: PortAudio's callback thread and libpulse's thread, no Python work.
+  - ``portaudio_speaker_rested``: the same speaker, started and then stopped, as a resting speaker is.
+  - ``pulse_record_{N}ms`` / ``pulse_playback``: PulseAudio's own client tools (``parec`` / ``pacat``),
+    which use libpulse directly, recording with N ms fragments and playing silence with a 120 ms buffer
+    taking ``--block-ms`` at a time: the floor of a mic or speaker that left PortAudio and ALSA for libpulse.
+
+Usage: python benchmarks/idle.py chat [--listen-seconds 30] [--settle-seconds 5] [--rounds 1]
+       [--against TREE] [--scrape-interval S]   (about 1 minute a round)
+       python benchmarks/idle.py streams [--seconds 15] [--rounds 3] [--block-ms 40] [--record-ms 40,400]
+       (about ``rounds x cases x (seconds + 4)`` s)
 """
 
 from __future__ import annotations
@@ -36,11 +55,14 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from scraper import Scraper
+from common.scraper import Scraper
 
+from voice.audio.block import ENGINE_RATE
 from voice.audio.pulse import private_pulse
 from voice.process import stop_process
 from voice.testing.loopback import free_port
+
+# --- chat: `voice chat` listening idle
 
 BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
 STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
@@ -257,18 +279,7 @@ def side_by_side(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--listen-seconds", type=int, default=30)
-    parser.add_argument("--settle-seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=1, help="runs of each tree, alternating")
-    parser.add_argument("--against", type=Path, help="another source tree, run in turn with this one")
-    parser.add_argument(
-        "--scrape-interval",
-        type=float,
-        help="serve metrics (--metrics-port) and fetch them every this many s",
-    )
-    args = parser.parse_args()
+def chat(args: argparse.Namespace) -> int:
     if args.against is not None and not (args.against / "voice" / "__init__.py").is_file():
         raise SystemExit(f"--against {args.against}: no voice package there")
     here = Path(__file__).resolve().parents[1]
@@ -297,7 +308,152 @@ def main() -> None:
     else:
         before, after = side_by_side(runs[args.against]), side_by_side(runs[here])
         print(json.dumps({"before": {"tree": str(args.against), **before}, "after": after}, indent=2))
+    return 0
+
+
+# --- streams: the sound streams by themselves
+
+
+STREAM_SETTLE_S = 3.0
+STREAM_STOP_TIMEOUT_S = 5.0
+
+# The child that holds one PortAudio stream open: kind, rate, block frames and "rest" or "run" from argv.
+PORTAUDIO_CHILD = """
+import sys, time
+import sounddevice as sd
+kind, rate, frames, rest = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "rest"
+silence = bytes(frames * 4)
+def play(data, count, time_info, status):
+    data[:] = silence if count == frames else bytes(count * 4)
+def record(data, count, time_info, status):
+    pass
+Stream = sd.RawOutputStream if kind == "speaker" else sd.RawInputStream
+stream = Stream(samplerate=rate, blocksize=frames, device="pulse", channels=1, dtype="float32",
+                latency="low", callback=play if kind == "speaker" else record)
+stream.start()
+if rest:
+    time.sleep(1.0)
+    stream.abort()
+while True:
+    time.sleep(3600)
+"""
+
+
+def run_ns_and_wakeups(pid: int) -> tuple[int, int]:
+    """Run nanoseconds and voluntary context switches of all of ``pid``'s threads now."""
+    ns = wakeups = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            ns += int((task / "schedstat").read_text().split()[0])
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    wakeups += int(line.split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return ns, wakeups
+
+
+def measure_stream(command: list[str], env: dict[str, str], seconds: float) -> dict[str, float]:
+    """Start ``command``, let it settle, and take its threads' run time and wake-ups over ``seconds``."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(STREAM_SETTLE_S)
+        if process.poll() is not None:
+            raise SystemExit(f"{command[0]} exited ({process.returncode}) before it was measured")
+        ns, wakeups = run_ns_and_wakeups(process.pid)
+        began = time.monotonic()
+        time.sleep(seconds)
+        ns_after, wakeups_after = run_ns_and_wakeups(process.pid)
+        span = time.monotonic() - began
+    finally:
+        stop_process(process, STREAM_STOP_TIMEOUT_S)
+    return {
+        "run_percent": round(100 * (ns_after - ns) / 1e9 / span, 3),
+        "wakeups_per_s": round((wakeups_after - wakeups) / span, 1),
+    }
+
+
+def stream_cases(args: argparse.Namespace) -> dict[str, list[str]]:
+    frames = args.block_ms * ENGINE_RATE // 1000
+    python = [sys.executable, "-c", PORTAUDIO_CHILD]
+    pulse = ["--raw", "--format=float32le", f"--rate={ENGINE_RATE}", "--channels=1"]
+    found = {
+        "portaudio_mic": [*python, "mic", str(ENGINE_RATE), str(frames), "run"],
+        "portaudio_speaker": [*python, "speaker", str(ENGINE_RATE), str(frames), "run"],
+        "portaudio_speaker_rested": [*python, "speaker", str(ENGINE_RATE), str(frames), "rest"],
+        "pulse_playback": [
+            "pacat",
+            *pulse,
+            "--latency-msec=120",
+            f"--process-time-msec={args.block_ms}",
+            "/dev/zero",
+        ],
+    }
+    for ms in args.record_ms:
+        found[f"pulse_record_{ms}ms"] = ["parec", *pulse, f"--latency-msec={ms}"]
+    return found
+
+
+def streams(args: argparse.Namespace) -> int:
+    load_start = os.getloadavg()
+    rows: dict[str, list[dict[str, float]]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="stream-floor-") as folder,
+        private_pulse(Path(folder) / "pulse") as server,
+    ):
+        env = {**os.environ, "PULSE_SERVER": server}
+        for round_ in range(args.rounds):
+            for name, command in stream_cases(args).items():
+                print(f"round {round_ + 1}: {name}", file=sys.stderr, flush=True)
+                rows.setdefault(name, []).append(measure_stream(command, env, args.seconds))
+    result: dict[str, Any] = {
+        name: {
+            "run_percent": round(statistics.median(row["run_percent"] for row in runs), 3),
+            "wakeups_per_s": round(statistics.median(row["wakeups_per_s"] for row in runs), 1),
+            "runs": runs,
+        }
+        for name, runs in rows.items()
+    }
+    result["block_ms"] = args.block_ms
+    result["load_average"] = {
+        "start": [round(x, 2) for x in load_start],
+        "end": [round(x, 2) for x in os.getloadavg()],
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    modes = parser.add_subparsers(dest="mode", required=True, metavar="MODE")
+    chat_mode = modes.add_parser("chat", help="`voice chat` listening idle")
+    chat_mode.add_argument("--listen-seconds", type=int, default=30)
+    chat_mode.add_argument("--settle-seconds", type=float, default=5.0)
+    chat_mode.add_argument("--rounds", type=int, default=1, help="runs of each tree, alternating")
+    chat_mode.add_argument("--against", type=Path, help="another source tree, run in turn with this one")
+    chat_mode.add_argument(
+        "--scrape-interval",
+        type=float,
+        help="serve metrics (--metrics-port) and fetch them every this many s",
+    )
+    chat_mode.set_defaults(command=chat)
+    streams_mode = modes.add_parser("streams", help="the sound streams by themselves")
+    streams_mode.add_argument("--seconds", type=float, default=15.0, help="how long each case is measured")
+    streams_mode.add_argument("--rounds", type=int, default=3, help="runs of every case, alternating")
+    streams_mode.add_argument("--block-ms", type=int, default=40, help="the streams' block (voice's own: 40)")
+    streams_mode.add_argument(
+        "--record-ms",
+        type=lambda text: [int(part) for part in text.split(",")],
+        default=[40, 400],
+        help="parec's fragment sizes to try",
+    )
+    streams_mode.set_defaults(command=streams)
+    args = parser.parse_args()
+    result: int = args.command(args)
+    return result
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """What the word guard catches, and whether a caught transcript should be decoded again or dropped.
 
-Each utterance of a set (benchmarks/hearing_sets.py; ``tuning`` unless told) is heard by tiny.en as
+Each utterance of a set (benchmarks/cases/hearing_sets.py; ``tuning`` unless told) is heard by tiny.en as
 the quiet question and as speech over the reply, with and without its context, unguarded; the guard's
 rule (voice.asr.guard.why_unusable) is then applied to every transcript, and every caught one is
 decoded again on whisper's full window without context, as the guard does.
@@ -23,8 +23,8 @@ import statistics
 import sys
 from typing import Any
 
-from hearing_sets import hearing_set
-from word_error import wer_said
+from cases.hearing_sets import hearing_set
+from common.word_error import wer_said
 
 from voice.asr.guard import voiced_seconds, why_unusable
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from against import run_against, without_against
+from common.against import run_against, without_against
 from kiosk_soak import children_of, rss_kb, stop_kiosk
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed

@@ -8,7 +8,7 @@ s16le paced by its own clock, each answered with as much reply audio, and ``play
 as soon as that audio arrives (a speaker with no output latency). Over and over it does what
 audio/scenarios/interrupt-mid.json does (the held-out-style cut-in): a fresh conversation
 (``session.reset``), says what-weather.wav, and 2 s into the reply's audio says sorry-sunday.wav over
-it. The LLM is benchmarks/stand_in_llm.py with that scenario's two replies and its pacing (300 ms to the
+it. The LLM is voice/testing/stand_in_llm.py with that scenario's two replies and its pacing (300 ms to the
 first delta, 40 ms between deltas), so every cycle asks for the same words.
 
 Per run: ``barge_in_reaction_ms`` (p50/p95/max over cycles): from the cut-in's speech onset (where it
@@ -59,11 +59,11 @@ from kiosk_clients import (
     watch,
 )
 from kiosk_soak import stop_kiosk
-from stand_in_llm import StandInLlm
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from voice.audio.wav import read_wav
+from voice.testing.stand_in_llm import StandInLlm
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 SCENARIO = json.loads((AUDIO / "scenarios" / "interrupt-mid.json").read_text(encoding="utf-8"))
@@ -405,8 +405,8 @@ def measure(
     with tempfile.TemporaryDirectory() as folder, StandInLlm(reply_to, *paced) as llm:
         env = {name: value for name, value in os.environ.items() if not name.startswith("VOICE_")}
         env |= {"XDG_STATE_HOME": folder, "XDG_CONFIG_HOME": f"{folder}/config"}
-        if stall is not None:  # the kiosk alone loads loop_stall/sitecustomize.py
-            paths = [str(Path(__file__).parent / "loop_stall"), env.get("PYTHONPATH", "")]
+        if stall is not None:  # the kiosk alone loads common/loop_stall/sitecustomize.py
+            paths = [str(Path(__file__).parent / "common" / "loop_stall"), env.get("PYTHONPATH", "")]
             env |= {"PYTHONPATH": os.pathsep.join(filter(None, paths)),
                     "BENCH_STALL_S": str(stall[0]), "BENCH_STALL_EVERY_S": str(stall[1])}  # fmt: skip
         command = [sys.executable, "-m", "voice", "kiosk", "--port", "0", "--audio", "websocket",
@@ -467,7 +467,7 @@ def main() -> None:
         return found
 
     result = {
-        "llm": "benchmarks/stand_in_llm.py with audio/scenarios/interrupt-mid.json's replies and pacing",
+        "llm": "voice/testing/stand_in_llm.py with audio/scenarios/interrupt-mid.json's replies and pacing",
         "cpus": os.cpu_count(),
         "echo_cancel": args.echo_cancel,
         "kiosk_loop_stalled_s_every_s": stall,

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from scenario_runs import (
+from common.scenario_runs import (
     AUDIO,
     ENDPOINTING_MS,
     SCENARIOS,

@@ -15,7 +15,7 @@ traceback or unexpected line the kiosk printed, and ALSA's underrun notices coun
 turn and the machine's load average.
 
 With ``--stand-in-llm`` the replies come from a scripted OpenAI-compatible server on loopback
-(benchmarks/stand_in_llm.py: short fixed replies, streamed over real HTTP) instead of SmolLM2, so a
+(voice/testing/stand_in_llm.py: short fixed replies, streamed over real HTTP) instead of SmolLM2, so a
 turn costs its reply's playback (``--audio none`` plays at a reading pace, about 0.2 s a syllable, on the
 wall clock) and little else. ``--sample-every-s`` (30) samples the kiosk's RSS and descriptors on the wall
 clock; ``rss_after_10_min`` compares the first sample at or past ten minutes with the last.
@@ -48,12 +48,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from against import run_against, without_against
-from stand_in_llm import StandInLlm
+from common.against import run_against, without_against
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from voice.audio.pulse import private_pulse
+from voice.testing.stand_in_llm import StandInLlm
 
 QUESTIONS = (
     "What is a fox?", "Tell me about the weather in spring.", "Name three colours.",
@@ -369,7 +369,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         if args.stand_in_llm:
             stand_in = stack.enter_context(StandInLlm())
             command += ["--llm-url", stand_in.url, "--llm-model", "stand-in"]
-            llm = "benchmarks/stand_in_llm.py: scripted short replies over loopback HTTP"
+            llm = "voice/testing/stand_in_llm.py: scripted short replies over loopback HTTP"
         if args.audio == "device":
             env["PULSE_SERVER"] = stack.enter_context(private_pulse(Path(folder) / "pulse"))
             command += ["--input-device", "pulse", "--output-device", "pulse"]

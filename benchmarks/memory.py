@@ -2,7 +2,7 @@
 and runs room-echo-noise once (getrusage's ru_maxrss).
 
 The probe runs in a child of this script's own: a child's ru_maxrss starts from its parent's RSS at the
-fork, so the parent stays small (barge_in.py measures it before it loads anything).
+fork, so the parent stays small (bars.py measures it before it loads anything).
 
 Usage: python benchmarks/memory.py   (under a minute on 2 cores)
 """
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
-from scenario_runs import SCENARIOS
+from common.scenario_runs import SCENARIOS
 
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.components import load_speech_models, make_engine

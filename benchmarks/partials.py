@@ -34,9 +34,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import voice_parts
-from scenario_runs import SCENARIOS, Run, load_manifest, ms, progress, reply_delays, speech_cues, summary
-from voice_to_voice_parts import at_once_variant
+from common import voice_parts
+from common.scenario_runs import (
+    SCENARIOS,
+    Run,
+    at_once_variant,
+    load_manifest,
+    ms,
+    progress,
+    reply_delays,
+    speech_cues,
+    summary,
+)
 
 from voice.asr.partial_whisper import whisper_partials
 from voice.audio.block import Samples

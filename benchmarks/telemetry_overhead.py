@@ -39,14 +39,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from common.scraper import Scraper
 from idle import measure as measure_idle
 from kiosk_clients import KioskOutput
 from kiosk_cut_in_load import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk_for
 from kiosk_soak import stop_kiosk
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from scraper import Scraper
-from stand_in_llm import StandInLlm
 
 from voice.audio.pulse import private_pulse
 from voice.client_events import (
@@ -62,6 +61,7 @@ from voice.client_events import (
 )
 from voice.telemetry.metrics import VoiceMetrics
 from voice.telemetry.traces import TurnTracer
+from voice.testing.stand_in_llm import StandInLlm
 
 
 class Collector:

@@ -23,9 +23,9 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
 - ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
   fixtures, to see why a turn did or did not end early.
 
-``--set tuning`` or ``--set held_out`` measures instead on that set of benchmarks/hearing_sets.py (``turns``:
-whole questions and requests in voices the project was not tuned on, the same said with a 0.40-0.50 s
-pause, real recordings whole and with a pause), beside the project's own speech fixtures, under
+``--set tuning`` or ``--set held_out`` measures instead on that set of benchmarks/cases/hearing_sets.py
+(``turns``: whole questions and requests in voices the project was not tuned on, the same said with a
+0.40-0.50 s pause, real recordings whole and with a pause), beside the project's own speech fixtures, under
 ``high`` and ``auto``, through the assistant's own guarded whisper, Smart Turn and engine in virtual time:
 
 - ``whole_at_the_short_pause``: per eagerness and column, the share of whole turns judged finished at
@@ -68,8 +68,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import run_against, without_against
-from hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
+from cases.hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
+from common.against import run_against, without_against
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
@@ -642,7 +642,7 @@ def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pause-s", type=float, default=0.45, help="the pause put between two words")
-    parser.add_argument("--set", choices=SETS, help="measure on this set of benchmarks/hearing_sets.py")
+    parser.add_argument("--set", choices=SETS, help="measure on this set of benchmarks/cases/hearing_sets.py")
     parser.add_argument("--every", type=int, default=1, help="with --set: every Nth turn of the set")
     parser.add_argument("--room", action="store_true", help="with --set: pauses in the room too")
     parser.add_argument(

@@ -52,8 +52,8 @@ def test_the_cut_window_hears_what_the_full_window_hears(synthesizer: PiperSynth
         assert words_wrong(said, heard) <= 1, heard
 
 
-# What ASR was handed in benchmarks/echo_sweep.py's cell (echo delay 300 ms, gain 0 dB, no noise): the user
-# saying "Sorry, I meant on Sunday." over the fox story, after the linear echo canceller.
+# What ASR was handed in a cell of benchmarks/barge_in.py sweep (echo delay 300 ms, gain 0 dB, no noise):
+# the user saying "Sorry, I meant on Sunday." over the fox story, after the linear echo canceller.
 OVER_ECHO = Path(__file__).parent / "recorded" / "sorry-sunday-over-echo.wav"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.benchmark_modules import benchmark_module
 
-fdb: Any = benchmark_module("full_duplex_metrics")
+fdb: Any = benchmark_module("common.full_duplex_metrics")
 
 RATE = 16_000
 OLD = "once there was a lighthouse keeper called ada who lived on a rocky island"

@@ -1,6 +1,6 @@
 """The cases of benchmarks/full_duplex.py: scenarios for `voice simulate` in voices the engine never tuned on.
 
-Four categories, as Full-Duplex-Bench v1 names them (benchmarks/full_duplex_metrics.py says how each is
+Four categories, as Full-Duplex-Bench v1 names them (benchmarks/common/full_duplex_metrics.py says how each is
 scored):
 
 - ``pause_handling``: a request said with a 0.4-0.7 s pause mid-sentence ("Remind me to call | the dentist
@@ -48,13 +48,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from unfamiliar_speech import fixture_maker
-from word_error import words
+from common.word_error import words
 
+from cases.unfamiliar_speech import fixture_maker
 from voice.audio.block import ENGINE_RATE
 from voice.audio.wav import read_wav
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 MOONSHINE = "moonshine-voice==0.1.5"
 MOONSHINE_SHA256 = {
     "beckett.wav": "e5a26b3d29e5b0bc8dbd72c11d16a3808a4ec0ac45b21f12a27d2a2fe5c5ae61",

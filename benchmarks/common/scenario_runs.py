@@ -1,7 +1,7 @@
 """What the barge-in figures share: running the scenarios of audio/scenarios and reading their reports.
 
 A run's report.json and the fixtures' manifest (the true onset and end of each WAV's speech) give every
-figure its times; ``figure_command`` is the command line of the figures measured in one process.
+figure its times; ``print_figures`` runs a command's figures in one process, before and after with --against.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from against import run_against, without_against
 
+from common.against import run_against, without_against
 from voice.audio.vad import DEFAULT_QUIET
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 SCENARIOS = AUDIO / "scenarios"
 ECHO_LEVELS_DB = (-6.0, -10.0, -14.0, -20.0)
 ECHO_NOISE_DB = -30.0
@@ -231,37 +231,94 @@ def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"endpointing_ms": ENDPOINTING_MS, **median_latency([row["ms"] for row in rows])}
 
 
-def figure_command(
-    script: str, figure: str, description: str | None, measure: Callable[[Path, float], dict[str, Any]]
-) -> int:
-    """One figure's command line: ``measure(work, started)`` printed as ``{figure: ..., "wall_s": ...}``.
-
-    ``--keep DIR`` keeps every run's outputs in DIR; ``--against TREE`` runs the same script on TREE's
-    voice package first and prints ``{"before": ..., "after": ...}``.
-    """
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """``--keep DIR`` (every run's outputs kept there) and ``--against TREE`` (that tree's voice first)."""
     parser.add_argument(
         "--keep", type=Path, help="write every run's outputs here (a new folder) and keep them"
     )
     parser.add_argument("--against", type=Path, help="another tree to run first, side by side")
-    args = parser.parse_args()
+
+
+def print_figures(
+    script: str, args: argparse.Namespace, prefix: str, measure: Callable[[Path, float], dict[str, Any]]
+) -> int:
+    """``measure(work, started)``'s figures printed with ``load_1min`` and ``wall_s``.
+
+    ``work`` is ``args.keep`` or a temporary folder; with ``args.against`` the same command runs on that
+    tree's voice package first and ``{"before": ..., "after": ...}`` is printed.
+    """
     before = None
     if args.against is not None:
         before = run_against(args.against, script, without_against(sys.argv[1:]))
     started = time.monotonic()
     if args.keep is not None:
         args.keep.mkdir(parents=True)
-        value = measure(args.keep, started)
+        figures = measure(args.keep, started)
     else:
-        with tempfile.TemporaryDirectory(prefix=f"{figure.replace('_', '-')}-") as folder:
-            value = measure(Path(folder), started)
+        with tempfile.TemporaryDirectory(prefix=f"{prefix}-") as folder:
+            figures = measure(Path(folder), started)
     after = {
-        figure: value,
+        **figures,
         "load_1min": round(os.getloadavg()[0], 2),
         "wall_s": round(time.monotonic() - started, 1),
     }
     progress("done", started)
     print(json.dumps(after if before is None else {"before": before, "after": after}, indent=2))
     return 0
+
+
+def at_once_variant(name: str, folder: Path) -> Path:
+    """A copy of scenario ``name`` whose scripted LLM has its whole reply at once (no first-delta delay)."""
+    data = json.loads((SCENARIOS / f"{name}.json").read_text(encoding="utf-8"))
+    for cue in data["user"]:
+        if "wav" in cue:
+            cue["wav"] = str((SCENARIOS / cue["wav"]).resolve())
+    data["llm"]["first_delta_ms"] = 0
+    data["llm"]["delta_ms"] = 0
+    path = folder / f"{name}-at-once.json"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
+
+
+# The echo sweep's room (barge_in.py sweep, asr_window.py over-reply): the fox story asked for, and a cut-in
+# CUT_AFTER_MS into it, at one echo delay and gain, without or with pink noise under it.
+SWEEP_DELAYS_MS = (0, 50, 100, 150, 250, 300)
+SWEEP_GAINS_DB = (0, -6, -12, -20)
+SWEEP_NOISE_DB = -30
+SWEEP_QUESTION = "fox-story.wav"
+SWEEP_CUT_IN = "sorry-sunday.wav"
+SWEEP_CUT_AFTER_MS = 5100
+SWEEP_REPLIES = [
+    "Once upon a time, an old grey fox lived alone on a snowy hill. Each winter night he listened to the "
+    "owls and counted the stars. When spring came, he finally went down to the valley to find a friend.",
+    "Okay, on Sunday then.",
+]
+# a cell that self-interrupts asks for more replies than the two: it is counted, not a crash
+SPARE_REPLIES = ["Sorry, go on."] * 8
+
+
+def sweep_cell(
+    folder: Path,
+    delay_ms: int,
+    gain_db: int,
+    noise: bool,
+    after_ms: int = SWEEP_CUT_AFTER_MS,
+    cut_in: Path = AUDIO / SWEEP_CUT_IN,
+) -> Path:
+    """The scenario of one cell of the echo sweep, written into ``folder``."""
+    room: dict[str, Any] = {"echo_gain_db": gain_db, "echo_delay_ms": delay_ms}
+    if noise:
+        room["noise"] = {"wav": str(AUDIO / "pink-noise.wav"), "gain_db": SWEEP_NOISE_DB}
+    data = {
+        "version": 1,
+        "llm": {"replies": SWEEP_REPLIES + SPARE_REPLIES, "first_delta_ms": 300, "delta_ms": 40},
+        "room": room,
+        "user": [
+            {"wav": str(AUDIO / SWEEP_QUESTION), "at_s": 0.5},
+            {"wav": str(cut_in), "during_reply": 1, "after_ms": after_ms},
+        ],
+        "end_s": 20,
+    }
+    path = folder / f"d{delay_ms}-g{-gain_db}-{'noise' if noise else 'quiet'}-a{after_ms}.json"
+    path.write_text(json.dumps(data))
+    return path

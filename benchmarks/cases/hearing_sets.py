@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from unfamiliar_speech import PAUSED, QUESTIONS, fixture_maker, with_noise
 
+from cases.unfamiliar_speech import PAUSED, QUESTIONS, fixture_maker, with_noise
 from voice.audio.block import ENGINE_RATE, Samples
 from voice.audio.wav import read_wav
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 PRE_ROLL_S, END_SILENCE_S = 0.3, 0.6
 NOISE_SNR_DB = 40.0
 SETS = ("tuning", "held_out")

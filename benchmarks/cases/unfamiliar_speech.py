@@ -27,7 +27,7 @@ import numpy as np
 from voice.audio.block import ENGINE_RATE, Samples
 from voice.audio.wav import read_wav
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
 LEAD_S, TAIL_S = 0.5, 1.5
 SNR_DB = (20.0, 10.0)
 PAUSES_S = (0.40, 0.45, 0.50)

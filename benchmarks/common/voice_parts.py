@@ -1,6 +1,6 @@
 """Voice-to-voice in real time, split into its steps: where the time from the end of speech to the reply goes.
 
-Used by voice_to_voice_parts.py. Each real-time run wraps whisper, piper, the end-of-turn
+Used by benchmarks/voice_to_voice.py parts. Each real-time run wraps whisper, piper, the end-of-turn
 model (when the tree has one) and the chat model in timers on the monotonic clock; the run's event
 stream gives the room-clock times of the end of the turn (the switch to thinking), the request
 (``response.created``) and the first reply audio. A real-time room's clock runs with the wall clock

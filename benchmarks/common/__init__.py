@@ -1,0 +1,1 @@
+"""What the benchmark scripts share: the command line's before/after, scenario runs, word errors, timers."""
