@@ -171,20 +171,14 @@ def servers(args: argparse.Namespace) -> int:
                 result["local"] = measure_way("local", load_speech_models(), work, judge, started)
             if "wyoming" in ways or "openai" in ways:  # the servers take a while to start: only if used
                 running = stack.enter_context(speech_servers(work / "servers"))
-                if "wyoming" in ways:
-                    wyoming = SpeechModels(
-                        transcriber_for(running.wyoming_whisper),
-                        synthesizer_for(running.wyoming_piper),
-                        SmartTurn(),
-                    )
-                    result["wyoming"] = measure_way("wyoming", wyoming, work, judge, started, args.runs)
-                if "openai" in ways:
-                    openai = SpeechModels(
-                        transcriber_for(running.whisper_http),
-                        synthesizer_for(running.piper_http),
-                        SmartTurn(),
-                    )
-                    result["openai"] = measure_way("openai", openai, work, judge, started, args.runs)
+                servers = {
+                    "wyoming": (running.wyoming_whisper, running.wyoming_piper),
+                    "openai": (running.whisper_http, running.piper_http),
+                }
+                for way, (asr_url, tts_url) in servers.items():
+                    if way in ways:
+                        models = SpeechModels(transcriber_for(asr_url), synthesizer_for(tts_url), SmartTurn())
+                        result[way] = measure_way(way, models, work, judge, started, args.runs)
         result["load_average"] = {"start": load_start[0], "end": os.getloadavg()[0]}
         return result
 
