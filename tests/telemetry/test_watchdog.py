@@ -53,3 +53,18 @@ def test_a_missing_socket_is_no_error(tmp_path: Path) -> None:
     notifier = Notifier(str(tmp_path / "gone"))
     assert notifier.send("READY=1") is False
     notifier.close()
+
+
+def test_blocks_handled_a_little_slower_than_the_pings_keep_them_coming(tmp_path: Path) -> None:
+    """An idle loop's batched blocks, late on a busy machine, are no hang: systemd must not restart it."""
+    heartbeat = Heartbeat()
+    with NotifySocket(tmp_path / "notify") as notify:
+        watchdog = Watchdog(Notifier(str(notify.path)), heartbeat, INTERVAL_S)
+        watchdog.start()
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            heartbeat.beat()
+            time.sleep(1.5 * INTERVAL_S)  # each block half an interval late
+        watchdog.stop()
+        notify.wait_for("STOPPING=1", 5)
+    assert len(notify.times("WATCHDOG=1")) >= 15  # of about 20 intervals

@@ -1,8 +1,9 @@
 """The systemd notify protocol (sd_notify(3)) spoken directly: a datagram to ``$NOTIFY_SOCKET``.
 
 ``READY=1`` once the assistant handles its first mic block (it is listening), then ``WATCHDOG=1`` every
-third of ``$WATCHDOG_USEC``, but only while the heartbeat is fresh: a loop that blocks (or an audio path
-that stops delivering) stops the pings, and systemd restarts a hung process, not only a dead one.
+third of ``$WATCHDOG_USEC``, but only while the loop handled a block within two of those thirds: a loop
+that blocks (or an audio path that stops delivering) stops the pings, and systemd restarts a hung
+process, not only a dead one.
 Without ``$NOTIFY_SOCKET`` (not under systemd) nothing runs.
 """
 
@@ -73,9 +74,12 @@ class Watchdog:
         interval = self.interval_s
         if interval is None:
             return
+        # fresh: a block handled within the timeout less one interval, so the loop's own 400 ms idle
+        # batches, late on a busy machine, do not miss pings; a hung loop is still restarted within 5/3 of it
+        fresh_s = 2 * interval
         while not self._stopped.wait(interval):
             age = self._heartbeat.age_s()
-            if age is not None and age < interval:
+            if age is not None and age < fresh_s:
                 self._notifier.send("WATCHDOG=1")
 
     def stop(self) -> None:
