@@ -32,10 +32,11 @@ class NotifySocket:
         """When each message holding the line ``text`` came."""
         return [at for at, message in list(self.messages) if text in message.splitlines()]
 
-    def wait_for(self, text: str, seconds: float) -> float:
+    def wait_for(self, text: str, seconds: float, after: float = 0.0) -> float:
+        """When the first ``text`` came after ``after`` (a time.monotonic()), waiting up to ``seconds``."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            found = self.times(text)
+            found = [at for at in self.times(text) if at > after]
             if found:
                 return found[0]
             time.sleep(0.05)
