@@ -849,7 +849,7 @@ def backchannel_outcomes(
 
 def backchannel_clips() -> dict[str, dict[str, Any]]:
     """The backchannels of benchmarks/full_duplex.py's cases (held-out voices), as manifest entries."""
-    from full_duplex_cases import ensure_cases  # only this mode needs espeak-ng (and the cases' cache)
+    from cases.full_duplex_cases import ensure_cases  # only this mode needs espeak-ng (and the cases' cache)
 
     folder = ensure_cases()
     cases = json.loads((folder / "cases.json").read_text(encoding="utf-8"))

@@ -8,7 +8,9 @@ lacks, fails when a reader pastes it.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,7 @@ SEARCHED = (
 )
 SKIPPED = {Path(__file__).resolve()}  # its docstring's words are no commands
 PATH = re.compile(r"(?<![\w/])benchmarks/([a-z_][\w/]*\.py)")  # not tests/benchmarks/, not NAME.py
+OPTIONAL = {"memray"}  # device_soak --memray: installed by whoever asks for it, not a dependency
 COMMAND = re.compile(r"`(?:PYTHONPATH=\S+ )?python benchmarks/(\w+)\.py([^`]*)`")
 
 
@@ -102,3 +105,25 @@ def test_benchmarks_readme_lists_each_script_as_one_question() -> None:
     assert sorted(listed) == scripts(), "each script once in the list of questions, and nothing else"
     for script in scripts():
         assert f"\n## {script}.py: " in readme, f"benchmarks/README.md has no section for {script}.py"
+
+
+@pytest.mark.parametrize("script", scripts())
+def test_every_module_a_script_imports_is_there_also_the_ones_a_mode_imports_late(script: str) -> None:
+    """A script run from benchmarks/ finds its helpers there (``from cases.x import y``); an import moved away
+    and left behind in one mode's function fails only when that mode runs, minutes in."""
+    tree = ast.parse((BENCHMARKS / f"{script}.py").read_text(encoding="utf-8"))
+    names = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    names |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        missing = [name for name in sorted(names - OPTIONAL) if not findable(name)]
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    assert not missing, f"{script}.py imports what is not there: {missing}"
+
+
+def findable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
