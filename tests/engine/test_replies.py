@@ -67,17 +67,15 @@ class Stage:
 
 def replies_of(stage: Stage) -> tuple[Replies, list[StreamEvent], HeldInput]:
     told: list[StreamEvent] = []
-    held = HeldInput()
     replies = Replies(
         stage,
         emit=told.append,
         early=EarlyEnds(told.append),
         judge=WordsJudge(OverlapPhrases(), RATE),
-        held=held,
         retry=RetryPolicy(),
         rate=RATE,
     )
-    return replies, told, held
+    return replies, told, replies.held
 
 
 def asked(stage: Stage, replies: Replies, text: str = "What's the weather?") -> list[EngineAction]:

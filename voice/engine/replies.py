@@ -13,6 +13,7 @@ from typing import Protocol
 
 from voice import client_events as stream
 from voice.conversation.continuation import Conversation, Request
+from voice.conversation.ledger import PlaybackLedger
 from voice.engine import notices
 from voice.engine.actions import (
     CancelTurn,
@@ -74,7 +75,6 @@ class Replies:
         emit: Callable[[stream.StreamEvent], None],
         early: EarlyEnds,
         judge: WordsJudge,
-        held: HeldInput,
         retry: RetryPolicy,
         rate: int,
     ) -> None:
@@ -82,7 +82,7 @@ class Replies:
         self._emit = emit
         self._early = early
         self._judge = judge
-        self._held = held
+        self.held = HeldInput()  # the user's words while its tools ran, answered once they are done
         self._retry_policy = retry
         self._rate = rate
         self.in_flight: Reply | None = None
@@ -93,6 +93,16 @@ class Replies:
         if self.in_flight is None:
             raise ProtocolError(f"reply output while {self._stage.phase.value} with no reply in flight")
         return self.in_flight
+
+    def overlapped(self) -> tuple[PlaybackLedger | None, bool]:
+        """The reply in flight's ledger (None: none), and whether speech over its audio paused it."""
+        reply = self.in_flight
+        return (None, False) if reply is None else (reply.ledger, reply.report.barge_in is not None)
+
+    def tools_overdue(self, sample: int) -> bool:
+        """The user moved on from the reply's tools, which still ran past the limit at ``sample``."""
+        reply = self.in_flight
+        return reply is not None and reply.tools.overdue(sample, self._rate)
 
     def tell_last(self) -> None:
         """Tell where closed replies' audio stopped, after all else the event brought."""
@@ -190,6 +200,10 @@ class Replies:
         reply.paused = True
         return [PausePlayback(reply.number)]
 
+    def cut(self) -> list[EngineAction]:
+        """The user cut in: the reply in flight, if any, ends interrupted, keeping what they heard."""
+        return [] if self.in_flight is None else self.close(self.in_flight, ReplyOutcome.INTERRUPTED)
+
     def cancel(self, sample: int) -> list[EngineAction]:
         """A stop pressed at ``sample`` cuts the reply, unless its tools run: their real results are
         awaited first, and it ends once they are in."""
@@ -199,7 +213,7 @@ class Replies:
         if reply.tools.waiting:
             reply.tools.note_cut(sample)
             return []
-        actions = self.close(reply, ReplyOutcome.INTERRUPTED)
+        actions = self.cut()
         self._stage.enter_without_reply()
         return actions
 
@@ -306,7 +320,7 @@ class Replies:
         if reply is None or not reply.tools.waiting:
             return False
         reply.tools.note_cut(sample)
-        self._held.hold(text, input_id, stop=stop)
+        self.held.hold(text, input_id, stop=stop)
         for told in told_input(input_id, text, None, self._stage.now(), stop=stop):
             self._early.tell(told)
         self._enter_reply_phase(reply)
@@ -334,7 +348,7 @@ class Replies:
         """The tools the user talked over are done: the reply ends whole, then the user is answered, unless
         the last thing they said was a stop."""
         actions = self.close(reply, ReplyOutcome.MOVED_ON)
-        if self._held.deliver(self._stage.conversation):
+        if self.held.deliver(self._stage.conversation):
             self._stage.enter_without_reply()
             return actions
         return actions + self.next(self._stage.conversation.start())
