@@ -12,7 +12,7 @@ words, what they press); its parts keep their own state and leave the phase to i
 (replies.py: its text, voice, playback and tools; reply.py, reply_report.py, llm_failures.py,
 tool_runs.py), an utterance ended early on its transcript and the hold after it (pause_ends.py,
 early_end.py, hold.py), utterances and speculative ASR (utterances.py), whose words were heard and what
-they ask for (words_judge.py), and input ids (user_input.py).
+they ask for (words_judge.py), input ids (user_input.py), and what the stream is to hear (outbox.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from voice import client_events as stream
-from voice.asr.context import answer_context
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import Vad, VadEvent, VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
 from voice.conversation.continuation import Conversation
@@ -53,6 +52,7 @@ from voice.engine.inputs import (
     TranscriptReady,
     TurnEndJudged,
 )
+from voice.engine.outbox import Outbox
 from voice.engine.overlap import OverlapPhrases
 from voice.engine.pause_ends import PauseEnds
 from voice.engine.phases import USER_TALKING, Entries, Handler, Phase, row, stays, without_reply
@@ -93,8 +93,8 @@ class Engine:
         self.hold = hold or Hold(rate=rate)
         self._phase = Phase.LISTENING
         self._handling: list[tuple[Phase, type]] = []  # the table's entries being handled, innermost last
-        self._told_state = Phase.LISTENING.value  # the state the stream last heard
-        self._outbox: list[stream.StreamEvent] = []
+        self._outbox = Outbox(Phase.LISTENING.value)
+        self._emit = self._outbox.emit
         self.early = EarlyEnds(self._emit)  # input taken at a short pause, told once its end is certain
         self.utterances = Utterances()
         self.replies = Replies(
@@ -136,7 +136,7 @@ class Engine:
             raise ProtocolError(f"{event} moved {start} to {phase.value}, which the table does not name")
         self._phase = phase
         told = phase.told
-        if told is not None and (self.early.taking is not None or told != self._told_state):
+        if told is not None and (self.early.taking is not None or told != self._outbox.told_state):
             self.early.tell(stream.StateChanged(told, self.now()))
 
     def enter_without_reply(self) -> None:
@@ -144,13 +144,7 @@ class Engine:
 
     def take_events(self) -> list[stream.StreamEvent]:
         """What happened since the last call, for the event stream (docs/architecture.md §7)."""
-        events, self._outbox = self._outbox, []
-        return events
-
-    def _emit(self, event: stream.StreamEvent) -> None:
-        if isinstance(event, stream.StateChanged):
-            self._told_state = event.state
-        self._outbox.append(event)
+        return self._outbox.take()
 
     def now(self, sample: int | None = None) -> float:
         """Seconds on the mic's clock, at ``sample`` or at the last block's end."""
@@ -254,15 +248,10 @@ class Engine:
         over_reply = self._over_reply()
         self.hold.user_paused(None if over_reply else event.sample)  # a pause over a reply may be echo
         audio = self.early.whole(event.utterance)
-        actions = self.utterances.paused(event.sample, audio, over_reply, self._asr_context(over_reply))
+        actions = self.utterances.paused(event.sample, audio, over_reply, self.conversation.last_said)
         if self.hold.ends_early:
             return actions
         return [action for action in actions if not isinstance(action, JudgeTurnEnd)]
-
-    def _asr_context(self, over_reply: bool) -> str:
-        """What the assistant said last, if it asked the user something, so ASR hears an answer in its
-        words (voice.asr.context); none over a reply: whisper heard its own words ("Sorry" as "story")."""
-        return "" if over_reply else answer_context(self.conversation.last_said)
 
     def _on_speech_lull(self, event: VoiceLull) -> list[EngineAction]:
         return self.pause_ends.glance_at_lull(event.sample, event.utterance)
@@ -279,7 +268,7 @@ class Engine:
         audio, over_reply = self.early.whole(event.utterance), self._over_reply()
         self.early.continuing = None
         self.hold.user_paused(None)
-        actions = self.utterances.ended(event.sample, audio, over_reply, self._asr_context(over_reply))
+        actions = self.utterances.ended(event.sample, audio, over_reply, self.conversation.last_said)
         self.early.tell(stream.SpeechStopped(self.now(event.sample)))
         self.enter(Phase.THINKING)
         return actions
