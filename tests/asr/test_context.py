@@ -48,6 +48,8 @@ def test_asr_is_given_the_last_sentence_only_when_it_asks() -> None:
     assert answer_context("Sure.") == ""  # the reply before "Sorry, I meant on Sunday."
     assert answer_context("Pick a card") == "Pick a card"  # heard up to its last word, before the stop
     assert answer_context("") == ""
+    # over the reply whisper would hear the reply's own words in the user's ("Sorry" as "story")
+    assert answer_context("I have shuffled the deck. Pick a card.", over_reply=True) == ""
 
 
 def test_a_prompted_transcript_ends_as_the_unprompted_one() -> None:

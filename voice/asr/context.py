@@ -72,9 +72,11 @@ def asks_the_user(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_REQUEST.match(sentence.strip()))
 
 
-def answer_context(heard: str) -> str:
+def answer_context(heard: str, *, over_reply: bool = False) -> str:
     """ASR's context after the assistant said ``heard``: its last sentence if that asks the user
-    something, else ''."""
+    something, else ''; none ``over_reply``: whisper heard the reply's own words ("Sorry" as "story")."""
+    if over_reply:
+        return ""
     sentence = prompt_from(heard)
     return sentence if asks_the_user(sentence) else ""
 

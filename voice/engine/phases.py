@@ -1,8 +1,9 @@
 """The engine's phases, how a reply ends, and the shape of its transition table.
 
-The table itself is ``TRANSITIONS`` in voice/engine/engine.py (its entries name the Engine's handlers);
-docs/architecture.md §2 draws it. Where a handler's next phase depends on more than the event (a reply
-still playing, an utterance still being transcribed), the two functions at the end choose it.
+The table itself is ``TRANSITIONS`` in voice/engine/engine.py (its entries name the handlers of the Engine
+and of the reply in flight, ``Replies``); docs/architecture.md §2 draws it. Where a handler's next phase
+depends on more than the event (a reply still playing, an utterance still being transcribed), the two
+functions at the end choose it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class Phase(enum.Enum):
 
 
 class ReplyOutcome(enum.Enum):
-    """How a reply ended (``Engine._close_reply``)."""
+    """How a reply ended (``Replies.close`` in voice/engine/replies.py)."""
 
     COMPLETED = "completed"  # played in full
     MOVED_ON = "moved_on"  # played in full, its tools done or abandoned, while the user moved on

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from voice.asr.context import answer_context
 from voice.audio.block import AudioBlock
 from voice.engine.actions import DropTranscription, EngineAction, JudgeTurnEnd, Transcribe
 from voice.engine.inputs import TranscriptFailed, TranscriptReady, TurnEndJudged
@@ -92,10 +93,12 @@ class Utterances:
         self.open = self._last
 
     def paused(
-        self, sample: int, audio: AudioBlock, over_reply: bool, context: str = ""
+        self, sample: int, audio: AudioBlock, over_reply: bool, said_last: str = ""
     ) -> list[EngineAction]:
         """The user may have finished: transcribe now and ask whether the turn is over, while
-        endpointing still waits to be sure (``over_reply``: ASR takes its careful path)."""
+        endpointing still waits to be sure (``over_reply``: ASR takes its careful path; ``said_last``:
+        what the assistant was last heard saying, ASR's context if it asked something)."""
+        context = answer_context(said_last, over_reply=over_reply)
         stale = self._drop_speculation()
         self._asked += 1
         self._speculation = _Offer(self._asked, sample, audio)
@@ -156,9 +159,11 @@ class Utterances:
         return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text, offer.probability
 
     def ended(
-        self, sample: int, audio: AudioBlock, over_reply: bool, context: str = ""
+        self, sample: int, audio: AudioBlock, over_reply: bool, said_last: str = ""
     ) -> list[EngineAction]:
-        """The utterance ended at ``sample``: the transcription to ask, if none was offered."""
+        """The utterance ended at ``sample``: the transcription to ask, if none was offered (``paused``
+        says what ``over_reply`` and ``said_last`` do)."""
+        context = answer_context(said_last, over_reply=over_reply)
         utterance = self.open
         if utterance is None:  # the table admits SpeechEnded only while the user speaks
             raise ProtocolError("speech ended that never started")
