@@ -4,9 +4,7 @@ stopped is told after all else. The engine is stood in for by a stage that recor
 
 from __future__ import annotations
 
-import numpy as np
-
-from voice.audio.block import AudioBlock
+from tests.support.room import voiced_evenly
 from voice.client_events import OutputAudioStopped, ResponseDone, StreamEvent
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ToolCall, ToolResult
@@ -29,7 +27,6 @@ from voice.engine.inputs import (
     LlmFailed,
     LlmText,
     LlmToolCall,
-    SynthesisReady,
     ToolDone,
 )
 from voice.engine.overlap import OverlapPhrases
@@ -39,7 +36,6 @@ from voice.engine.tool_runs import HeldInput
 from voice.engine.words_judge import WordsJudge
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.retry import RetryPolicy
-from voice.tts.port import Synthesis, WordTiming
 
 RATE = 16_000
 WORD = 4_000
@@ -88,11 +84,7 @@ def voiced(replies: Replies, actions: list[EngineAction]) -> list[EngineAction]:
     played: list[EngineAction] = []
     for action in actions:
         if isinstance(action, Synthesize):
-            words = action.text.split()
-            timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
-            audio = AudioBlock(np.zeros(len(words) * WORD, np.float32), RATE)
-            ready = SynthesisReady(action.turn, action.chunk, Synthesis(audio, timings))
-            played += replies.on_synthesis(ready)
+            played += replies.on_synthesis(voiced_evenly(action, WORD))
     return played
 
 

@@ -68,12 +68,7 @@ class Room:
         played: list[EngineAction] = []
         for action in actions:
             if isinstance(action, Synthesize):
-                words = action.text.split()
-                timings = tuple(WordTiming(w, i * WORD, (i + 1) * WORD) for i, w in enumerate(words))
-                audio = AudioBlock(np.zeros(len(words) * WORD, np.float32), ENGINE_RATE)
-                played += self.engine.handle(
-                    SynthesisReady(action.turn, action.chunk, Synthesis(audio, timings))
-                )
+                played += self.engine.handle(voiced_evenly(action))
         self.queued += sum(a.audio.frames for a in played if isinstance(a, Play))
         return played
 
@@ -125,3 +120,11 @@ def ended_early_and_answered(room: Room) -> list[EngineAction]:
     room.engine.handle(TranscriptReady(1, QUESTION))
     room.engine.handle(TurnEndJudged(1, COMPLETE))
     return room.synthesize(room.stream(1, REPLY))
+
+
+def voiced_evenly(action: Synthesize, word: int = WORD) -> SynthesisReady:
+    """The voice asked for by ``action``: silence ``word`` samples a word, each word's span exact."""
+    words = action.text.split()
+    timings = tuple(WordTiming(w, i * word, (i + 1) * word) for i, w in enumerate(words))
+    audio = AudioBlock(np.zeros(len(words) * word, np.float32), ENGINE_RATE)
+    return SynthesisReady(action.turn, action.chunk, Synthesis(audio, timings))
