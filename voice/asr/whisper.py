@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from voice.asr.context import prompt_from, with_ending_of
+from voice.asr.listener_words import LISTENER_PROMPT, is_listeners, worth_a_second_look
 from voice.asr.port import TimedWord, Transcriber, Transcript, require_engine_audio
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -36,6 +37,8 @@ class WhisperSettings:
     ``short_window`` False always pads to whisper's 30 s window (to compare the two).
     ``unprompted_ending`` False lets a prompted transcript keep its own closing punctuation (to compare:
     voice.asr.context says why it ends as the unprompted decode does).
+    ``second_look`` False never decodes a few words over a reply again as a listener's (to compare:
+    voice.asr.listener_words says why it does).
     """
 
     model: str | None = None
@@ -45,6 +48,7 @@ class WhisperSettings:
     cpu_threads: int = 0
     short_window: bool = True  # decode short utterances on a cut encoder window (short_window.py)
     unprompted_ending: bool = True
+    second_look: bool = True
 
 
 def bundled_model_dir() -> Path:
@@ -102,9 +106,17 @@ class WhisperTranscriber:
 
         Over echo the cut window decodes with timestamps: without them it misheard users cutting in.
         ``context`` gives whisper's prompt (voice.asr.context): the words are the prompted decode's, the
-        closing punctuation, which ends turns, the unprompted one's.
+        closing punctuation, which ends turns, the unprompted one's. A few words over a reply that may be
+        a listener's misheard get a second look (voice.asr.listener_words).
         """
-        return self._transcribe(audio, word_timings, over_reply, prompt_from(context), self._short)
+        prompt = prompt_from(context)
+        heard = self._transcribe(audio, word_timings, over_reply, prompt, self._short)
+        if not over_reply or word_timings or prompt or not self._settings.second_look:
+            return heard
+        if not worth_a_second_look(heard.text):
+            return heard
+        second = self._transcribe(audio, False, True, LISTENER_PROMPT, self._short, plain_ending=False)
+        return second if is_listeners(second.text) else heard
 
     def full_window(self) -> Transcriber:
         """This model always decoding whisper's full 30 s window: the careful second decode."""
@@ -117,11 +129,12 @@ class WhisperTranscriber:
         over_reply: bool,
         prompt: str,
         short: ShortWindowDecoder | None,
+        plain_ending: bool = True,
     ) -> Transcript:
         require_engine_audio(audio, "whisper")
         if audio.frames == 0:
             return Transcript("")
-        plain_too = bool(prompt) and self._settings.unprompted_ending
+        plain_too = bool(prompt) and self._settings.unprompted_ending and plain_ending
         prompts = (prompt, "") if plain_too else (prompt,)  # the unprompted decode gives the ending
         texts: list[str | None] = [None] * len(prompts)
         if short is not None and not word_timings:

@@ -1,0 +1,107 @@
+"""A few words over a reply that may be a listener's sound misheard get a second look; words that take
+the turn keep theirs (voice.asr.listener_words)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from voice.asr.listener_words import is_listeners, worth_a_second_look
+from voice.asr.whisper import WhisperSettings, WhisperTranscriber
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.wav import read_wav
+
+MM_HMM = "[[m@m'h@m]]"  # espeak-ng spells "Mm-hmm" out as letters: said as phonemes
+
+
+@pytest.mark.parametrize(
+    "text", ["Mm-hmm.", "Mhm", "Uh-huh.", "Right, right.", "Okay, yeah.", "I see.", "OK."]
+)
+def test_listener_words_and_runs_of_them_are_a_listeners(text: str) -> None:
+    assert is_listeners(text)
+
+
+@pytest.mark.parametrize("text", ["Uh uh.", "No.", "momentum.", "Okay, you have...", "", "[laughs]"])
+def test_anything_else_is_not_a_listeners(text: str) -> None:
+    assert not is_listeners(text)
+
+
+@pytest.mark.parametrize("text", ["momentum.", "My turn.", "Uh uh.", "short", "Okay, you have..."])
+def test_a_few_words_a_listeners_sound_may_have_been_heard_as_get_a_second_look(text: str) -> None:
+    assert worth_a_second_look(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No.",
+        "Why?",
+        "Pardon?",  # a question is never a listener's nod
+        "Next.",
+        "Uh-uh.",  # whisper's spelling of a "no"
+        "Mm-mm.",
+        "Stop.",
+        "Hold on.",
+        "Never mind.",
+        "Yeah.",  # a listener's already
+        "Uh.",  # a lone hesitation: prompted, whisper made listener words of "Huh?" and "Pardon?"
+        "",
+        "Tell me about the other one",  # more words than a listener's run
+    ],
+)
+def test_words_that_take_the_turn_a_listeners_and_hesitations_get_no_second_look(text: str) -> None:
+    assert not worth_a_second_look(text)
+
+
+def said_alone(tmp_path: Path, text: str, voice: str, wpm: int) -> AudioBlock:
+    """``text`` by espeak-ng as the VAD hands a short burst over at its lull: 0.3 s before, 40 ms after."""
+    path = tmp_path / "said.wav"
+    subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(path), text], check=True)
+    speech = read_wav(path).samples.astype(np.float32)
+    voiced = np.flatnonzero(np.abs(speech) > 1e-3)
+    speech = speech[voiced[0] : voiced[-1] + 1] / np.max(np.abs(speech)) * 0.5
+    signal = np.concatenate([np.zeros(ENGINE_RATE * 3 // 10, np.float32), speech, np.zeros(640, np.float32)])
+    signal += np.random.default_rng(1).standard_normal(len(signal)).astype(np.float32) * 5e-4
+    return AudioBlock(signal, ENGINE_RATE)
+
+
+@pytest.fixture(scope="module")
+def first_look_only() -> WhisperTranscriber:
+    return WhisperTranscriber(WhisperSettings(second_look=False))
+
+
+@pytest.mark.models
+@pytest.mark.parametrize(
+    ("text", "voice", "wpm"),
+    [
+        (MM_HMM, "en-us+m7", 160),  # alone: "My term."
+        (MM_HMM, "en-gb+m3", 130),  # "My turn."
+        ("Uh-huh.", "en-gb+m1", 160),  # "Uh uh."
+        ("Sure.", "en-gb+f2", 190),  # "short"
+    ],
+)
+def test_a_listeners_sound_whisper_alone_hears_as_other_words_is_heard_as_a_listeners_over_a_reply(
+    tmp_path: Path,
+    transcriber: WhisperTranscriber,
+    first_look_only: WhisperTranscriber,
+    text: str,
+    voice: str,
+    wpm: int,
+) -> None:
+    burst = said_alone(tmp_path, text, voice, wpm)
+    assert not is_listeners(first_look_only.transcribe(burst, over_reply=True).text)  # the mishearing
+    assert is_listeners(transcriber.transcribe(burst, over_reply=True).text)
+    assert not is_listeners(transcriber.transcribe(burst).text)  # in the quiet, no second look
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("text", ["No.", "Why?", "Stop.", "Hold on."])
+@pytest.mark.parametrize(("voice", "wpm"), [("en-us+m7", 160), ("en-gb+m1", 160)])
+def test_short_cut_ins_over_a_reply_keep_their_words(
+    tmp_path: Path, transcriber: WhisperTranscriber, text: str, voice: str, wpm: int
+) -> None:
+    heard = transcriber.transcribe(said_alone(tmp_path, text, voice, wpm), over_reply=True).text
+    assert heard.rstrip(".?!").lower() == text.rstrip(".?!").lower()
