@@ -99,11 +99,15 @@ def test_a_conversation_with_two_interruptions_shows_states_struck_words_and_tim
     shown: list[str] = []
 
     async def script(app: ChatView, pilot: Pilot[None]) -> None:
+        await pilot.pause()
+        shown.append(app.status.state)  # before any event
         for event in events:
             app.publish(event)
-            await pilot.pause()
-            if not shown or shown[-1] != app.status.state:
-                shown.append(app.status.state)
+            if isinstance(event, stream.StateChanged):  # only these move the shown state: pause for them
+                await pilot.pause()
+                if shown[-1] != app.status.state:
+                    shown.append(app.status.state)
+        await pilot.pause()  # the other events drawn too
 
         replies = said(app, "assistant")
         first = next(e for e in events if isinstance(e, stream.ResponseInterrupted))
