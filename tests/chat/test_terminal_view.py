@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.text import Text
+from textual import events
 from textual.pilot import Pilot
 
 from tests.support.devices import ThreadedMicrophone, stand_in_conversation
@@ -83,6 +84,17 @@ def run_view(controls: FakeControls, script: Callable[[ChatView, Pilot[None]], A
             await script(app, pilot)
 
     asyncio.run(main())
+
+
+async def type_keys(pilot: Pilot[None], *keys: str) -> None:
+    """Keys into the focused text box as a terminal hands in a fast typist's: a key event each, none
+    waiting for the one before to be handled (``pilot.press`` waits 40-60 ms for idle after each)."""
+    for key in keys:
+        if len(key) == 1:
+            pilot.app.post_message(events.Key("space" if key == " " else key, key))
+        else:
+            pilot.app.post_message(events.Key(key, None))  # enter, escape: named keys
+    await pilot.pause()
 
 
 def struck(body: Text) -> str:
@@ -174,7 +186,8 @@ def test_typed_input_goes_to_the_engine_with_an_id_and_letters_typed_are_not_key
     controls = FakeControls(room)
 
     async def script(app: ChatView, pilot: Pilot[None]) -> None:
-        await pilot.press("t", *"Is it sunny", "enter")
+        await pilot.press("t")
+        await type_keys(pilot, *"Is it sunny", "enter")
         await pilot.pause()
 
         assert len(controls.sent) == 1  # the "s" and "n" typed were letters, not stop and new
@@ -299,7 +312,8 @@ def test_the_live_view_runs_the_real_driver_on_its_own_thread() -> None:
             errors = [line.body.plain for line in said(app, "error")]
             assert errors == ["tools: weather: the server did not start"]  # said before anything else
             assert round(app.status.dbfs or 0) == -26  # the mic's tone, measured on the driver's thread
-            await pilot.press("t", *"Hello there", "enter")
+            await pilot.press("t")
+            await type_keys(pilot, *"Hello there", "enter")
             await until(pilot, lambda: bool(thinker.sent))
             await pilot.press("escape", "q")  # in the text box a q is a letter
             await until(pilot, lambda: not app.is_running)
@@ -321,7 +335,8 @@ def test_a_new_conversation_starts_a_fresh_log_and_a_clear_view(tmp_path: Path) 
     async def main() -> None:
         app = live.view()
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("t", *"Hello there", "enter", "escape")
+            await pilot.press("t")
+            await type_keys(pilot, *"Hello there", "enter", "escape")
             await until(pilot, lambda: bool(said(app, "you")))
             await pilot.press("n")
             await until(pilot, lambda: "new conversation" in app.lines()[0].body.plain)
