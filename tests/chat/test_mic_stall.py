@@ -76,7 +76,9 @@ class StallingMicrophone:
 
 def test_a_stalled_microphone_catching_up_after_the_reopen_does_not_stop_the_conversation() -> None:
     """Its overdue blocks came after the reopened mic's had begun, overlapping them on the clock, and the
-    kiosk stopped ("VAD block starts at sample ..., before the previous block ended")."""
+    kiosk stopped ("VAD block starts at sample ..., before the previous block ended"). A 0.2 s stall limit
+    (1 s by default, as the test above has it) sees it sooner: reopened after 0.3 + 0.5 s, caught up 0.3 s
+    later."""
     said: list[str] = []
     opened: list[StallingMicrophone | ThreadedMicrophone] = []
 
@@ -84,10 +86,10 @@ def test_a_stalled_microphone_catching_up_after_the_reopen_does_not_stop_the_con
         if opened:
             opened.append(ThreadedMicrophone(deliver, blocks=100, level=0.0, every_s=0.01))
         else:
-            opened.append(StallingMicrophone(deliver, before=10, stall_s=1.8, after=40))
+            opened.append(StallingMicrophone(deliver, before=10, stall_s=1.0, after=40))
         return opened[-1]
 
-    talk = stand_in_conversation(open_input, say=said.append)
+    talk = stand_in_conversation(open_input, say=said.append, stall_s=0.2)
     handled: list[int] = []
 
     def after_block() -> None:
@@ -98,7 +100,7 @@ def test_a_stalled_microphone_catching_up_after_the_reopen_does_not_stop_the_con
     asyncio.run(talk.run(on_block=after_block))
 
     assert said == [
-        "the microphone delivered nothing for 1 s; reopening the audio devices",
+        "the microphone delivered nothing for 0.2 s; reopening the audio devices",
         "audio devices reopened; listening",
     ]
     assert handled == [index * BLOCK for index in range(1, 61)]  # the reopened mic carries on, in order

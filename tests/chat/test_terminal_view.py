@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.text import Text
+from textual import events
 from textual.pilot import Pilot
 
 from tests.support.devices import ThreadedMicrophone, stand_in_conversation
@@ -85,6 +86,17 @@ def run_view(controls: FakeControls, script: Callable[[ChatView, Pilot[None]], A
     asyncio.run(main())
 
 
+async def type_keys(pilot: Pilot[None], *keys: str) -> None:
+    """Keys into the focused text box as a terminal hands in a fast typist's: a key event each, none
+    waiting for the one before to be handled (``pilot.press`` waits 40-60 ms for idle after each)."""
+    for key in keys:
+        if len(key) == 1:
+            pilot.app.post_message(events.Key("space" if key == " " else key, key))
+        else:
+            pilot.app.post_message(events.Key(key, None))  # enter, escape: named keys
+    await pilot.pause()
+
+
 def struck(body: Text) -> str:
     """The part of a line drawn struck through."""
     return "".join(body.plain[span.start : span.end] for span in body.spans if "strike" in str(span.style))
@@ -99,11 +111,15 @@ def test_a_conversation_with_two_interruptions_shows_states_struck_words_and_tim
     shown: list[str] = []
 
     async def script(app: ChatView, pilot: Pilot[None]) -> None:
+        await pilot.pause()
+        shown.append(app.status.state)  # before any event
         for event in events:
             app.publish(event)
-            await pilot.pause()
-            if not shown or shown[-1] != app.status.state:
-                shown.append(app.status.state)
+            if isinstance(event, stream.StateChanged):  # only these move the shown state: pause for them
+                await pilot.pause()
+                if shown[-1] != app.status.state:
+                    shown.append(app.status.state)
+        await pilot.pause()  # the other events drawn too
 
         replies = said(app, "assistant")
         first = next(e for e in events if isinstance(e, stream.ResponseInterrupted))
@@ -170,7 +186,8 @@ def test_typed_input_goes_to_the_engine_with_an_id_and_letters_typed_are_not_key
     controls = FakeControls(room)
 
     async def script(app: ChatView, pilot: Pilot[None]) -> None:
-        await pilot.press("t", *"Is it sunny", "enter")
+        await pilot.press("t")
+        await type_keys(pilot, *"Is it sunny", "enter")
         await pilot.pause()
 
         assert len(controls.sent) == 1  # the "s" and "n" typed were letters, not stop and new
@@ -295,7 +312,8 @@ def test_the_live_view_runs_the_real_driver_on_its_own_thread() -> None:
             errors = [line.body.plain for line in said(app, "error")]
             assert errors == ["tools: weather: the server did not start"]  # said before anything else
             assert round(app.status.dbfs or 0) == -26  # the mic's tone, measured on the driver's thread
-            await pilot.press("t", *"Hello there", "enter")
+            await pilot.press("t")
+            await type_keys(pilot, *"Hello there", "enter")
             await until(pilot, lambda: bool(thinker.sent))
             await pilot.press("escape", "q")  # in the text box a q is a letter
             await until(pilot, lambda: not app.is_running)
@@ -317,7 +335,8 @@ def test_a_new_conversation_starts_a_fresh_log_and_a_clear_view(tmp_path: Path) 
     async def main() -> None:
         app = live.view()
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("t", *"Hello there", "enter", "escape")
+            await pilot.press("t")
+            await type_keys(pilot, *"Hello there", "enter", "escape")
             await until(pilot, lambda: bool(said(app, "you")))
             await pilot.press("n")
             await until(pilot, lambda: "new conversation" in app.lines()[0].body.plain)

@@ -13,7 +13,7 @@ from tests.support.stand_ins import RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
-from voice.chat.driver import DeviceConversation, DeviceSettings, OpenInput, OpenOutput
+from voice.chat.driver import STALL_S, DeviceConversation, DeviceSettings, OpenInput, OpenOutput
 from voice.components import SpeechModels, make_engine
 from voice.conversation.session_log import SessionLog
 from voice.runtime import Thinker, Work
@@ -102,6 +102,7 @@ def stand_in_conversation(
     input_levels: bool = False,
     idle_batches: bool | None = None,
     open_output: OpenOutput | None = None,
+    stall_s: float = STALL_S,
 ) -> DeviceConversation:
     """The real driver on ``open_input``'s microphone and a silent speaker (unless ``open_output`` opens
     another), with stand-in ASR, TTS and LLM (a ``RecordingThinker`` unless given), the work done inline."""
@@ -118,4 +119,5 @@ def stand_in_conversation(
         say=say,
         input_levels=input_levels,
         idle_batches=idle_batches,
+        stall_s=stall_s,
     )

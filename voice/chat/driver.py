@@ -116,7 +116,8 @@ class DeviceConversation:
     ``partials`` (the loader of their decoder) it carries the user's words as they speak
     (``input.partial``) while ``show_partials`` asks for them. Real devices hand the loop their blocks
     in batches while the conversation is idle (``devices.idle_batch_ms``); handed-in inputs do too with
-    ``idle_batches``.
+    ``idle_batches``. ``stall_s`` is how long a mic that has delivered may go quiet before the devices
+    are reopened (tests shorten it).
     """
 
     def __init__(
@@ -135,6 +136,7 @@ class DeviceConversation:
         input_levels: bool = False,
         partials: Callable[[], PartialDecoder] | None = None,
         idle_batches: bool | None = None,
+        stall_s: float = STALL_S,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self._echo = EchoPath(echo_canceller, EchoReference())
@@ -160,6 +162,8 @@ class DeviceConversation:
         self._backlog = max(1, round(BACKLOG_S * 1000 / devices.block_ms))
         self._stopped = asyncio.Event()
         self._started = False  # has the mic opened last delivered a block yet?
+        self._stall_s = stall_s
+        self._watch_s = min(WATCH_S, stall_s / 2)  # a shorter stall is still seen in two looks
         self._mic: AudioInput | None = None
         self._speaker: AudioOutput | None = None
         self._silencing: SilencingOutput | None = None  # the speaker, when it can silence what it holds
@@ -278,9 +282,9 @@ class DeviceConversation:
                     self._partials.close()
 
     async def _next_block(self) -> AudioBlock | None:
-        """The next mic block, or DeviceError if a stream failed or the mic went quiet for STALL_S.
+        """The next mic block, or DeviceError if a stream failed or the mic went quiet for ``stall_s``.
 
-        Only looks that woke on time count towards STALL_S: a loop that stalled (under load) wakes
+        Only looks that woke on time count towards ``stall_s``: a loop that stalled (under load) wakes
         past its deadline before it has read what the mic delivered meanwhile, and reopening then
         would drop the user's words.
         """
@@ -288,17 +292,17 @@ class DeviceConversation:
         if mic is None or speaker is None:
             raise DeviceError("audio devices are not open")
         loop = asyncio.get_running_loop()
-        patience = STALL_S if self._started else STARTING_S
+        patience = self._stall_s if self._started else STARTING_S
         quiet = 0.0  # how long the loop looked, on time, and found no block
         while True:
             looked_at = loop.time()
             try:
-                block = await asyncio.wait_for(self._blocks.get(), WATCH_S)
+                block = await asyncio.wait_for(self._blocks.get(), self._watch_s)
                 break
             except TimeoutError:
                 mic.check()
-                if loop.time() - looked_at < 2 * WATCH_S:
-                    quiet += WATCH_S
+                if loop.time() - looked_at < 2 * self._watch_s:
+                    quiet += self._watch_s
                 else:
                     self._counters["loop_stalls"] += 1
                 if quiet >= patience:

@@ -11,7 +11,9 @@ closed as soon as its head arrives instead.
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
+import ssl
 import threading
 from typing import Any
 
@@ -19,6 +21,13 @@ import httpx
 
 # httpcore trace events whose return value is the network stream of a connection this request opened.
 _CONNECTED_EVENTS = ("connection.connect_tcp.complete", "connection.start_tls.complete")
+
+
+@functools.cache
+def verified_tls() -> ssl.SSLContext:
+    """The TLS context httpx verifies with by default (certifi's CAs, or $SSL_CERT_FILE / $SSL_CERT_DIR),
+    made once and shared: loading the CA bundle takes 25 ms for every client that makes its own."""
+    return httpx.create_ssl_context()
 
 
 class CancellableExchange:

@@ -17,7 +17,7 @@ from httpx_sse import EventSource, ServerSentEvent
 from voice.cancel import CancelToken
 from voice.conversation.items import to_openai_messages
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
-from voice.llm.exchange import CancellableExchange
+from voice.llm.exchange import CancellableExchange, verified_tls
 from voice.llm.failures import RequestStage, redact_url, status_error, transport_error
 from voice.llm.port import CANCELLED, ChatEvent, ChatRequest, Finished, TokenCounter
 from voice.llm.reply import ReplyAssembler
@@ -89,7 +89,7 @@ class OpenAIChatModel:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._timeout = httpx.Timeout(idle_timeout_s, connect=connect_timeout_s)
         self._owns_client = http_client is None
-        self._client = http_client or httpx.Client()
+        self._client = http_client or httpx.Client(verify=verified_tls())
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({redact_url(self.url)!r}, {self.model!r})"

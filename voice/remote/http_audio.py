@@ -13,7 +13,7 @@ import httpx
 
 from voice.cancel import CancelToken
 from voice.llm.errors import Dispatch, ErrorCode
-from voice.llm.exchange import CancellableExchange
+from voice.llm.exchange import CancellableExchange, verified_tls
 from voice.llm.failures import RequestStage, classify_status, redact_url, transport_error
 from voice.remote.errors import CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, SpeechServerError
 from voice.remote.limits import Limits
@@ -39,7 +39,9 @@ class AudioEndpoint:
         self.idle_timeout_s = idle_timeout_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
-            headers=headers, timeout=httpx.Timeout(idle_timeout_s, connect=connect_timeout_s)
+            headers=headers,
+            timeout=httpx.Timeout(idle_timeout_s, connect=connect_timeout_s),
+            verify=verified_tls(),
         )
 
     @classmethod
