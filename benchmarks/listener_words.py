@@ -36,10 +36,11 @@ from cases.hearing_sets import ACCENTS, AUDIO, SPEEDS_WPM, VARIANTS
 from cases.unfamiliar_speech import fixture_maker
 from common.scenario_runs import progress
 
+from voice.asr.transcript_words import word_keys
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
-from voice.engine.overlap import Overlap, OverlapPhrases, word_keys
+from voice.engine.overlap import Overlap, OverlapPhrases
 
 # (what is said, how espeak-ng is asked to say it): it spells "Mm-hmm" out as letters
 LISTENER = (

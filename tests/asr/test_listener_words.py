@@ -9,12 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice.asr.listener_words import is_listeners, worth_a_second_look
+from voice.asr.listener_words import LISTENER_PHRASES, is_listeners, worth_a_second_look
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
+from voice.engine.overlap import DEFAULT_BACKCHANNELS
 
 MM_HMM = "[[m@m'h@m]]"  # espeak-ng spells "Mm-hmm" out as letters: said as phonemes
+
+
+def test_the_second_look_listens_for_the_default_backchannels() -> None:
+    assert LISTENER_PHRASES == DEFAULT_BACKCHANNELS
 
 
 @pytest.mark.parametrize(
@@ -42,7 +47,6 @@ def test_a_few_words_a_listeners_sound_may_have_been_heard_as_get_a_second_look(
         "Pardon?",  # a question is never a listener's nod
         "Next.",
         "Uh-uh.",  # whisper's spelling of a "no"
-        "Mm-mm.",
         "Stop.",
         "Hold on.",
         "Never mind.",

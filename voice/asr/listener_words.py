@@ -5,8 +5,8 @@ tiny.en, hearing a short sound with nothing before it, writes it as a word it kn
 reply each of these cut the story. Given listener words and short cut-ins as text said before
 (``LISTENER_PROMPT``), it hears the same audio as said. So a transcript over a reply of one to
 ``WORDS_AT_MOST`` words that are not a listener's already, nor a lone hesitation ("Uh."), nor a question
-or a word that takes the turn by itself ("No.", "Why?", "Stop."), is decoded again with that prompt, and
-the second decode is taken only if it is all listener words.
+or a word that takes the turn by itself ("No.", "Why?", "Stop.", "Uh-uh."), is decoded again with that
+prompt, and the second decode is taken only if it is all listener words.
 
 Measured on the tuning voices (26: piper and espeak-ng en-us, en-gb, en-029 and en-gb-x-gbclan), 13
 listener words and runs and 20 short cut-ins each, heard alone at the lull look: listener words heard as
@@ -15,45 +15,55 @@ no word either: "purp" for "Huh?", "C" for "Hey."). The prompt holds cut-in word
 words alone, whisper wrote "Okay." for "Hey." and "Oh." for "No." more often. An empty first decode or a
 lone hesitation is left alone: there the prompt made listener words out of "Pardon?", "Huh?" and "Hey.".
 
-The words are the default backchannels' (voice.engine.overlap); the engine still judges the text with
-the lists in effect. Pure text rules here; the decoding is the backend's.
+The words are the default backchannels', read as the engine reads them (voice.asr.transcript_words); the
+engine still judges the text with the lists in effect. Pure text rules here; the decoding is the backend's.
 """
 
 from __future__ import annotations
 
 import re
 
+from voice.asr.transcript_words import phrase_key, word_keys
+
 LISTENER_PROMPT = "Yeah. Mm-hmm. No. Stop. Wait. Uh-huh. Okay. What?"
 WORDS_AT_MOST = 3  # a listener's run is short; longer words over a reply are a cut-in however heard
-
-_LISTENER_RUN = re.compile(r"^(?:yeah|yes|ok|okay|uhhuh|mmhmm|right|isee|sure|gotit|wow|oh)+$")
-_WORD = re.compile(r"[a-z']+(?:-[a-z']+)*")
-_SOUND_NOTE = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[laughs]", "(coughs)"
-_HUM = re.compile(r"^(?=[mh]*m)[mh]+$")  # "Mm.", "Mhm", "Hmm": how whisper writes a hum
-_HESITATIONS = frozenset({"uh", "um", "ah", "er", "eh", "hm"})
-# Words heard right that take the turn or stop the reply by themselves: prompted, whisper made "Why?" and
-# "Next." into "Right." and "Uh-uh." into "Uh-huh." ("Mm-mm." is that "no" hummed).
-_TURN_WORDS = frozenset(
-    {"no", "nope", "not", "uh-uh", "mm-mm", "why", "what", "huh", "pardon", "sorry", "hey", "next"}
-    | {"stop", "wait", "hold", "quiet", "enough", "mind", "shut"}  # the default stop phrases' words
+# voice.engine.overlap.DEFAULT_BACKCHANNELS (tests/asr/test_listener_words.py keeps the two the same)
+LISTENER_PHRASES = (
+    "yeah",
+    "yes",
+    "okay",
+    "uh-huh",
+    "mm-hmm",
+    "right",
+    "I see",
+    "sure",
+    "got it",
+    "wow",
+    "oh",
 )
 
-
-def _words(text: str) -> list[str]:
-    """Lower-case words without sound notes; a hum is "mmhmm"."""
-    found = _WORD.findall(_SOUND_NOTE.sub(" ", text.lower()))
-    return ["mmhmm" if _HUM.match(word) else word.replace("'", "") for word in found]
+_LISTENER_RUN = re.compile("^(?:" + "|".join(phrase_key(phrase) for phrase in LISTENER_PHRASES) + ")+$")
+_HESITATIONS = frozenset({"uh", "um", "ah", "er", "eh", "hm"})
+# Words heard right that take the turn or stop the reply by themselves: prompted, whisper made "Why?" and
+# "Next." into "Right." and "Uh-uh." into "Uh-huh.".
+_TURN_WORDS = frozenset(
+    {"no", "nope", "not", "why", "what", "huh", "pardon", "sorry", "hey", "next"}
+    | {"stop", "wait", "hold", "quiet", "enough", "mind", "shut"}  # the default stop phrases' words
+)
+_UH_UH = re.compile(r"\buh-uh\b", re.IGNORECASE)  # whisper's spelling of a "no"; "Uh uh." may be "uh-huh"
 
 
 def is_listeners(text: str) -> bool:
     """All of ``text`` is listener words ("Mm-hmm.", "Right, right.", "Okay, yeah.")."""
-    words = _words(text)
-    return bool(words) and bool(_LISTENER_RUN.match("".join(word.replace("-", "") for word in words)))
+    return bool(_LISTENER_RUN.match("".join(word_keys(text))))
 
 
 def worth_a_second_look(text: str) -> bool:
     """A few words, not a listener's already, that a listener's sound may have been heard as."""
-    words = _words(text)
-    if not words or len(words) > WORDS_AT_MOST or is_listeners(text) or text.rstrip().endswith("?"):
+    words = word_keys(text)
+    said = len(text.split())  # as written: whisper's spelled-out stammer "D-d-d-d." is one word, not four
+    if not words or said > WORDS_AT_MOST or is_listeners(text) or text.rstrip().endswith("?"):
         return False
-    return not (len(words) == 1 and words[0] in _HESITATIONS) and not _TURN_WORDS.intersection(words)
+    if _UH_UH.search(text) or _TURN_WORDS.intersection(words):
+        return False
+    return not (len(words) == 1 and words[0] in _HESITATIONS)

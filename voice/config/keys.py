@@ -9,11 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from voice.asr.transcript_words import phrase_key
 from voice.config.kiosk import AUDIO_MODES, KEEP
 from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
-from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, phrase_key
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES
 from voice.errors import ConfigError
 from voice.speech_backends import Role, check_server_url, server_forms
 

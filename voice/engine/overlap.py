@@ -13,9 +13,8 @@ Pure: the lists come from the config (``[turn] backchannels``, ``stop_phrases``)
 from __future__ import annotations
 
 import enum
-import re
 
-from voice.engine.transcripts import spoken_words
+from voice.asr.transcript_words import phrase_key, word_keys
 
 DEFAULT_BACKCHANNELS = (
     "yeah",
@@ -40,11 +39,6 @@ DEFAULT_STOP_PHRASES = (
     "shut up",
     "ok stop",
 )
-# Spellings whisper gives one word in: "OK" and "okay"; a hum of m and h ("Mm.", "Mhm", "Mm-hmm.", "Hmm")
-# is how it writes "mm-hmm", in whichever voice (none of these is a word that asks for anything).
-_SPELLINGS = {"okay": "ok", "yea": "yeah", "yeh": "yeah"}
-_HUM = re.compile(r"^(?=[mh]*m)[mh]+$")
-HUM = "mmhmm"
 
 
 class Overlap(enum.Enum):
@@ -53,23 +47,6 @@ class Overlap(enum.Enum):
     BACKCHANNEL = "backchannel"  # the reply goes on; nothing is asked, nothing enters the history
     STOP = "stop"  # the reply is cut; the words enter the history, and nothing is asked
     CUT_IN = "cut_in"  # the reply is cut and the words are answered
-
-
-def word_keys(text: str) -> list[str]:
-    """The words of ``text`` as the lists are matched: no apostrophe, one spelling per word, and a hum
-    one word however whisper splits it ("Mm-hmm" is one, as "Mhm" is)."""
-    keys: list[str] = []
-    for word in spoken_words(text):
-        word = word.replace("'", "")
-        key = HUM if _HUM.match(word) else _SPELLINGS.get(word, word)
-        if key != HUM or not keys or keys[-1] != HUM:
-            keys.append(key)
-    return keys
-
-
-def phrase_key(phrase: str) -> str:
-    """A phrase of the lists as one run of letters ("I see" is "isee", "uh-huh" is "uhhuh")."""
-    return "".join(word_keys(phrase))
 
 
 class OverlapPhrases:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-_NON_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")  # whisper's "[coughing]", "(knocking)"
-_WORD = re.compile(r"[a-z0-9']+")
+from voice.asr.transcript_words import spoken_words
+
 _SENTENCE_END = re.compile(r"(?<![.])[.?!][\"')\]]*\s*$")  # "I was wondering..." trails off: not an end
 _SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
 _TRAILING = re.compile(r"(\.\.|\u2026|[,;:\-\u2013\u2014])[\"')\]]*\s*$")  # "I was wondering...", "then,"
@@ -35,11 +35,6 @@ _HANGING_WORDS = frozenset(
 _PREPOSITIONS = frozenset(
     {"of", "to", "for", "with", "about", "in", "on", "at", "from", "by", "into", "like", "than", "as"}
 )
-
-
-def spoken_words(text: str) -> list[str]:
-    """Lower-case words of a transcript, without whisper's sound annotations."""
-    return _WORD.findall(_NON_SPEECH.sub(" ", text.lower()))
 
 
 def is_meaningful(text: str) -> bool:

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from voice.asr.transcript_words import phrase_key
 from voice.engine.hold import Eagerness, parse_eagerness
-from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, OverlapPhrases, phrase_key
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, OverlapPhrases
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
