@@ -51,6 +51,7 @@ class FakeControls:
         self.room = room
         self.sent: list[EngineInput] = []
         self.stopped = False
+        self.new_conversations = 0
         self.view: ChatView | None = None
 
     def start(self, view: ChatView) -> None:
@@ -69,7 +70,7 @@ class FakeControls:
             self.view.publish(event)
 
     def new_conversation(self) -> None:
-        raise AssertionError("not pressed here")
+        self.new_conversations += 1
 
     def stop(self) -> None:
         self.stopped = True
