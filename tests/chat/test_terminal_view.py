@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ class FakeControls:
         self.room = room
         self.sent: list[EngineInput] = []
         self.stopped = False
+        self.new_conversations = 0
         self.view: ChatView | None = None
 
     def start(self, view: ChatView) -> None:
@@ -69,7 +71,7 @@ class FakeControls:
             self.view.publish(event)
 
     def new_conversation(self) -> None:
-        raise AssertionError("not pressed here")
+        self.new_conversations += 1
 
     def stop(self) -> None:
         self.stopped = True
@@ -95,6 +97,11 @@ async def type_keys(pilot: Pilot[None], *keys: str) -> None:
         else:
             pilot.app.post_message(events.Key(key, None))  # enter, escape: named keys
     await pilot.pause()
+
+
+def without_ids(sent: list[EngineInput]) -> list[EngineInput]:
+    """What the view sent, typed input without its generated id."""
+    return [replace(event, input_id=None) if isinstance(event, TextInput) else event for event in sent]
 
 
 def struck(body: Text) -> str:
@@ -201,6 +208,38 @@ def test_typed_input_goes_to_the_engine_with_an_id_and_letters_typed_are_not_key
 
         await pilot.press("escape", "m")  # out of the text box, the letters are keys again
         assert controls.sent[1:] == [MuteMicrophone(True)]
+
+    run_view(controls, script)
+
+
+def test_letters_that_come_with_the_t_in_one_burst_are_typed_not_keys() -> None:
+    room = Room()
+    controls = FakeControls(room)
+
+    async def script(app: ChatView, pilot: Pilot[None]) -> None:
+        await type_keys(pilot, "t", *"stop now", "enter")  # a paste, or typing before the box has focus
+        await pilot.pause()
+
+        assert without_ids(controls.sent) == [TextInput("stop now")]
+        assert controls.new_conversations == 0  # the "n" was a letter, as the "s" was (no CancelReply)
+        assert [line.body.plain for line in said(app, "you")] == ["stop now"]
+
+    run_view(controls, script)
+    assert not controls.stopped
+
+
+def test_keys_in_one_burst_before_t_and_after_escape_are_keys() -> None:
+    controls = FakeControls()
+
+    async def script(app: ChatView, pilot: Pilot[None]) -> None:
+        await type_keys(pilot, "m", "t", *"hi", "enter")
+        await pilot.pause()
+        assert without_ids(controls.sent) == [MuteMicrophone(True), TextInput("hi")]
+
+        await pilot.press("escape")
+        await type_keys(pilot, "m", "n")
+        assert without_ids(controls.sent)[2:] == [MuteMicrophone(False)]
+        assert controls.new_conversations == 1
 
     run_view(controls, script)
 

@@ -113,12 +113,13 @@ class ChatView(App[None]):
     Screen { layout: vertical; }
     #say { margin: 0 1; }
     """
+    # Priority: a letter acts as it arrives, so those after t in a burst meet the focused box that takes them
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("s", "stop_reply", "stop the reply"),
-        Binding("m", "mute", "mute / unmute"),
-        Binding("t", "type", "type"),
-        Binding("n", "new_conversation", "new conversation"),
-        Binding("q", "quit", "quit"),
+        Binding("s", "stop_reply", "stop the reply", priority=True),
+        Binding("m", "mute", "mute / unmute", priority=True),
+        Binding("t", "type", "type", priority=True),
+        Binding("n", "new_conversation", "new conversation", priority=True),
+        Binding("q", "quit", "quit", priority=True),
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("escape", "leave_typing", "leave typing", show=False),
     ]
@@ -328,7 +329,7 @@ class ChatView(App[None]):
     def action_type(self) -> None:
         box = self.query_one("#say", Input)
         box.can_focus = True
-        box.focus()
+        self.set_focus(box)  # now, not after the keys already queued (box.focus() waits for them)
 
     def action_leave_typing(self) -> None:
         box = self.query_one("#say", Input)
