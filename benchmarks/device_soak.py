@@ -15,12 +15,13 @@ paplay. For ``--minutes``, in one process, stretches of ``--stretch-minutes`` of
   replies they cut and the requests they sent (issue 36: none of either), what the stream said of them;
   the cut-ins' reaction under ``phases`` and ``interruptions``, beside the interruptions stretch's.
 
-Reported: ``turns`` against ``expected_turns`` (one per WAV played; 1.00 means no self-interruption),
-``self_interruptions`` (interrupted turns nobody interrupted), the interrupting utterances' WER against
-the same WAVs transcribed alone, the reaction (estimated: the WAV's speech onset is placed on the mic
-clock with the paplay-to-VAD delay measured on the quiet questions, so it is approximate to a block or
-two), the device counters (overflows, underflows, re-alignments) and RSS and malloc's in-use and kept
-memory every ``--rss-every-s`` (to tell a warm-up that levels off from growth that does not).
+Reported: ``turns`` against ``expected_turns`` (one per WAV played that asks one, so not for a stop
+phrase; 1.00 means no self-interruption), ``self_interruptions`` (interrupted turns nobody interrupted),
+the interrupting utterances' WER against the same WAVs transcribed alone, the reaction (estimated: the
+WAV's speech onset is placed on the mic clock with the paplay-to-VAD delay measured on the quiet
+questions, so it is approximate to a block or two), the device counters (overflows, underflows,
+re-alignments) and RSS and malloc's in-use and kept memory every ``--rss-every-s`` (to tell a warm-up that
+levels off from growth that does not).
 ``--true-reaction`` measures each cut-in's reaction in what the mic really captured.
 ``--trace-every-min`` also compares tracemalloc snapshots and live objects by type against the first,
 taken at ``--trace-from-min``, to say which lines of Python hold what grew.
@@ -78,6 +79,7 @@ from voice.client_events import Failure, StateChanged, StreamEvent
 from voice.components import load_speech_models, make_engine
 from voice.conversation.items import AssistantText
 from voice.duplex import AudioOutput
+from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.recorder import RecordedTurn, Recorder
 from voice.runtime import ChatModelThinker, Work
@@ -745,9 +747,14 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         before = [p for p in script.played if asked is not None and p.clock <= asked]
         return before[-1].phase if before else None
 
+    def asks_a_turn(play: Played) -> bool:
+        """A question or a cut-in: not a listener's word, nor a stop phrase, which cut and ask nothing."""
+        return not play.backchannel and stops.verdict(manifest[play.wav]["text"]) is not Overlap.STOP
+
+    stops = OverlapPhrases()
     by_phase: dict[str, dict[str, Any]] = {}
     for phase in ("quiet", "interruptions", "backchannels"):
-        plays = [p for p in script.played if p.phase == phase and not p.backchannel]  # each asks a turn
+        plays = [p for p in script.played if p.phase == phase and asks_a_turn(p)]
         if not plays:
             continue
         turns = [t for t in all_turns if phase_of(t) == phase]
@@ -756,7 +763,7 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             t for t in turns if t.interrupted and not any(during(p, cut_at(script, t)) for p in script.played)
         ]
         by_phase[phase] = {
-            "wavs_played": len(plays),
+            "wavs_played": sum(p.phase == phase and not p.backchannel for p in script.played),
             "turns": len(turns),
             "expected_turns": len(plays),
             "turns_per_expected": round(len(turns) / len(plays), 2),
@@ -769,7 +776,7 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         }
     unprompted = [text for start, text in utterances if not any(during(p, start) for p in script.played)]
     reactions = [r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]
-    asking = [p for p in script.played if not p.backchannel]
+    asking = [p for p in script.played if asks_a_turn(p)]
     found = {
         "phases": by_phase,
         "turns": turns_so_far(recorder),
