@@ -85,6 +85,7 @@ def first_look_only() -> WhisperTranscriber:
         (MM_HMM, "en-gb+m3", 130),  # "My turn."
         ("Uh-huh.", "en-gb+m1", 160),  # "Uh uh."
         ("Sure.", "en-gb+f2", 190),  # "short"
+        ("Got it.", "en-gb-x-gbclan+f4", 130),  # "Clotted.", and so with a prompt that did not name it
     ],
 )
 def test_a_listeners_sound_whisper_alone_hears_as_other_words_is_heard_as_a_listeners_over_a_reply(
