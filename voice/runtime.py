@@ -60,7 +60,6 @@ from voice.event_stream import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.remote.errors import SpeechServerError
-from voice.synthesis_hold import SynthesisHold
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
@@ -323,7 +322,6 @@ class ActionRunner:
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is taking
         self._asr_wanted: dict[int, CancelToken] = {}  # by utterance, until its transcription is over
         self._tts_turn: tuple[int, CancelToken] | None = None  # the turn being synthesized, and its cancel
-        self._synthesis_hold = SynthesisHold()  # its next sentences wait while the user talks over it
 
     @property
     def session_log(self) -> SessionLog | None:
@@ -445,7 +443,6 @@ class ActionRunner:
                 self._thinker.stop_turn(turn, reason)
                 if self._tts_turn is not None and self._tts_turn[0] == turn:
                     self._tts_turn[1].cancel(reason)
-                self._synthesis_hold.release()
             case Synthesize(turn=turn, chunk=chunk, text=text):
                 if self._tts_turn is None or self._tts_turn[0] != turn:
                     self._tts_turn = (turn, CancelToken())  # an earlier turn's chunks are all done or cut
@@ -459,15 +456,12 @@ class ActionRunner:
                 self.buffer.enqueue(audio.samples, turn, at)
             case PausePlayback():
                 self.buffer.pause()
-                self._synthesis_hold.hold(None if self._tts_turn is None else self._tts_turn[0])
             case ResumePlayback(turn=turn, replay_from=replay_from):
                 if replay_from is not None:
                     self.buffer.replay_from(turn, replay_from)
                 self.buffer.resume()
-                self._synthesis_hold.release()
             case StopPlayback():
                 self.buffer.stop()
-                self._synthesis_hold.release()
             case RunTool(turn=turn, call=call):
                 self._thinker.run_tool(turn, call)
             case SpeakNotice(text=text):
@@ -495,8 +489,6 @@ class ActionRunner:
 
     def _synthesize(self, turn: int, chunk: int, text: str, spoken: CancelToken) -> list[EngineInput]:
         """On the TTS worker: a cut turn's chunks are not spoken, and one a server is speaking is left."""
-        if self._work.threaded:  # inline, nothing runs beside whisper, and a wait would block the loop
-            self._synthesis_hold.wait_out(turn)
         if spoken.cancelled:
             return []
         synthesis = self._synthesizer.synthesize(text, cancel=spoken)
