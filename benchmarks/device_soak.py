@@ -747,11 +747,12 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         before = [p for p in script.played if asked is not None and p.clock <= asked]
         return before[-1].phase if before else None
 
+    stops = OverlapPhrases()
+
     def asks_a_turn(play: Played) -> bool:
         """A question or a cut-in: not a listener's word, nor a stop phrase, which cut and ask nothing."""
         return not play.backchannel and stops.verdict(manifest[play.wav]["text"]) is not Overlap.STOP
 
-    stops = OverlapPhrases()
     by_phase: dict[str, dict[str, Any]] = {}
     for phase in ("quiet", "interruptions", "backchannels"):
         plays = [p for p in script.played if p.phase == phase and asks_a_turn(p)]

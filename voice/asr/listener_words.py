@@ -30,7 +30,7 @@ from voice.asr.transcript_words import phrase_key, word_keys
 # Cut-in words, then every default listener word not yet named: whisper hears what it was told more often
 LISTENER_PROMPT = "Yeah. Mm-hmm. No. Stop. Wait. Uh-huh. Okay. What? Got it. I see. Sure. Right. Wow. Oh."
 WORDS_AT_MOST = 3  # a listener's run is short; longer words over a reply are a cut-in however heard
-# voice.engine.overlap.DEFAULT_BACKCHANNELS (tests/asr/test_listener_words.py keeps the two the same)
+# A listener's acknowledgements; also the engine's default backchannels (voice.engine.overlap)
 LISTENER_PHRASES = (
     "yeah",
     "yes",

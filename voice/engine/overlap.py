@@ -14,21 +14,10 @@ from __future__ import annotations
 
 import enum
 
+from voice.asr.listener_words import LISTENER_PHRASES
 from voice.asr.transcript_words import phrase_key, word_keys
 
-DEFAULT_BACKCHANNELS = (
-    "yeah",
-    "yes",
-    "okay",
-    "uh-huh",
-    "mm-hmm",
-    "right",
-    "I see",
-    "sure",
-    "got it",
-    "wow",
-    "oh",
-)
+DEFAULT_BACKCHANNELS = LISTENER_PHRASES  # the listener words whisper's second look listens for
 DEFAULT_STOP_PHRASES = (
     "stop",
     "wait",
