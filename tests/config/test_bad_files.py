@@ -46,6 +46,7 @@ def load(path: Path) -> None:
         ('[turn]\nbackchannels = "yeah"\n', "turn.backchannels must be a list of non-empty texts"),
         ('[turn]\nstop_phrases = ["stop", "..."]\n', 'must list phrases with words in them, not "..."'),
         ('[turn]\nstop_phrases = ["stop", "okay"]\n', "backchannels and turn.stop_phrases both hold 'okay'"),
+        ('[turn]\nbackchannels = ["yeah", "nope"]\n', "turn.backchannels must not hold 'nope'.* corrects"),
         ("[kiosk\nport = 1\n", "not valid TOML: .*line 1"),
         ("[kiosk]\nport = 1\nport = 2\n", "not valid TOML"),
     ],

@@ -94,10 +94,12 @@ def test_the_lists_are_what_the_config_says() -> None:
     assert OverlapPhrases((), ()).verdict("Yeah.") is Overlap.CUT_IN
 
 
-def test_the_first_words_of_a_stop_phrase_may_be_followed_by_the_rest() -> None:
-    assert DEFAULTS.begins_a_stop("Okay.")
-    assert DEFAULTS.begins_a_stop("OK,")
-    assert not DEFAULTS.begins_a_stop("Okay, stop.")  # the whole phrase, not its start
-    assert not DEFAULTS.begins_a_stop("Yeah.")
-    assert not DEFAULTS.begins_a_stop("Okay, okay.")
-    assert OverlapPhrases(stop_phrases=("hang on a second",)).begins_a_stop("Hang on")
+def test_words_that_disagree_or_correct_never_make_a_backchannel() -> None:
+    lenient = OverlapPhrases(backchannels=("yeah", "no", "nope", "not really", "but", "actually", "uh uh"))
+
+    for said in ("No.", "Nope.", "Not really.", "Yeah, but.", "Actually.", "Uh-uh.", "No, no."):
+        assert lenient.verdict(said) is Overlap.CUT_IN, said
+    assert DEFAULTS.verdict("Hmm, no.") is Overlap.CUT_IN
+    assert DEFAULTS.verdict("Wait.") is Overlap.STOP  # a stop phrase stays one
+    assert lenient.verdict("Yeah.") is Overlap.BACKCHANNEL
+    assert DEFAULTS.verdict("Uh-huh.") is Overlap.BACKCHANNEL  # not "uh-uh"

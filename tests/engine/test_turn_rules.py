@@ -10,7 +10,7 @@ import numpy as np
 from tests.support.room import BLOCK, REPLY, Room, ask
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
+from voice.audio.vad import VoiceEnded, VoicePaused, VoiceResumed, VoiceStarted
 from voice.conversation.continuation import Conversation
 from voice.conversation.items import ABANDONED_RUNNING, AssistantText, ToolCall, ToolResult, UserText
 from voice.conversation.log_records import (
@@ -45,7 +45,6 @@ from voice.engine.inputs import (
 from voice.engine.overlap import OverlapPhrases
 from voice.engine.phases import Phase
 from voice.engine.tool_runs import TOOL_WAIT_LIMIT_S
-from voice.engine.words_judge import BACKCHANNEL_SILENCE_MS, STOP_START_SILENCE_MS
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.testing.stand_ins import QUESTION, WORD
 
@@ -432,92 +431,57 @@ def test_the_lists_come_from_the_engines_constructor() -> None:
     assert say_over(room, "Enough!", 3) == [CancelTurn(2), StopPlayback(2)]
 
 
-def lull_over(room: Room, voiced_s: float = 0.3) -> tuple[int, list[EngineAction]]:
-    """The user makes a short burst over the reply and goes quiet: the VAD's first look at it."""
+def pause_over(room: Room, voiced_s: float = 0.3) -> tuple[int, int, Transcribe]:
+    """The user says a word over the reply and pauses: (onset, voiced end, the pause's transcription)."""
     onset = room.clock
     room.tick(VoiceStarted(onset))
     room.clock += round(voiced_s * ENGINE_RATE)
     end = room.clock
-    return end, room.tick(VoiceLull(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+    offered = room.tick(VoicePaused(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+    (early,) = [action for action in offered if isinstance(action, Transcribe)]
+    return onset, end, early
 
 
-def test_a_listeners_word_at_its_first_lull_resumes_the_reply_before_the_pause() -> None:
+def test_a_listeners_word_keeps_the_reply_paused_until_the_user_has_stopped() -> None:
     room = speaking_room()
-    end, looked = lull_over(room)
-    (glance,) = looked
-    assert isinstance(glance, Transcribe)
-    assert glance.over_reply
+    onset, end, early = pause_over(room)
 
-    assert room.engine.handle(TranscriptReady(glance.utterance, "Yeah.")) == []  # quiet for too short yet
-    actions: list[EngineAction] = []
-    while not actions:
-        actions = room.tick()
+    assert room.engine.handle(TranscriptReady(early.utterance, "Yeah.")) == []
+    assert not any(room.tick() for _ in range(30))  # 600 ms of quiet: a breath, and more may follow
+    assert room.engine.phase is Phase.PAUSED
+    actions = room.tick(VoiceEnded(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
 
-    assert actions == [ResumePlayback(1)]
-    assert room.clock - end >= BACKCHANNEL_SILENCE_MS * ENGINE_RATE // 1000  # ...and no longer than a block
-    assert room.clock - end < (BACKCHANNEL_SILENCE_MS + 20) * ENGINE_RATE // 1000 + BLOCK
-    assert room.vad.utterances_ended == 1  # more voice is a new utterance
+    assert [type(action) for action in actions] == [ResumePlayback]  # the early transcript is the word's
     assert room.engine.phase is Phase.SPEAKING
     told = [e.text for e in room.engine.take_events() if isinstance(e, stream.InputBackchannel)]
     assert told == ["Yeah."]
 
 
-def test_words_at_a_lull_that_are_more_than_a_listeners_wait_for_the_end() -> None:
+def test_a_cut_in_opening_with_a_listeners_word_and_a_breath_is_one_utterance_and_never_resumes() -> None:
     room = speaking_room()
-    _, (glance,) = lull_over(room)
-    assert isinstance(glance, Transcribe)
-    room.engine.handle(TranscriptReady(glance.utterance, "No."))
+    onset, _, early = pause_over(room)
+    room.engine.handle(TranscriptReady(early.utterance, "Yeah."))
+    breath = [room.tick() for _ in range(20)]  # 400 ms
 
-    assert not any(room.tick() for _ in range(20))  # still paused: the pause and the end decide
-    assert room.engine.phase is Phase.PAUSED
+    assert room.tick(VoiceResumed(room.clock)) == [DropTranscription(early.utterance)]
+    room.clock += round(1.2 * ENGINE_RATE)
+    ended = room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, onset)))
+    (whole,) = [action for action in ended if isinstance(action, Transcribe)]
+    actions = room.engine.handle(TranscriptReady(whole.utterance, "Yeah, but what about Monday?"))
+
+    assert breath == [[]] * 20
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items[-1] == UserText("Yeah, but what about Monday?")
+    events = room.engine.take_events()
+    assert not any(isinstance(e, stream.ResponseResumed | stream.InputBackchannel) for e in events)
 
 
-def test_a_user_going_on_after_a_lull_drops_its_look() -> None:
+def test_a_no_heard_over_a_reply_is_never_a_listeners_word() -> None:
     room = speaking_room()
-    _, (glance,) = lull_over(room)
-    assert isinstance(glance, Transcribe)
 
-    assert room.tick(VoiceResumed(room.clock)) == [DropTranscription(glance.utterance)]
-    room.engine.handle(TranscriptReady(glance.utterance, "Yeah."))  # late: the words went on
-    assert not any(room.tick() for _ in range(20))
-    assert room.engine.phase is Phase.PAUSED
+    actions = say_over(room, "No.", 2)
 
-
-def test_no_look_at_a_lull_after_a_question_or_before_the_reply_plays() -> None:
-    asked = Room()
-    ask(asked)
-    asked.synthesize(asked.stream(1, ["Shall", " I", " go", " on?", " It", " rains."]))
-    asked.play(1, 4 * WORD + WORD // 2)
-    assert lull_over(asked)[1] == []
-
-    thinking = Room()
-    ask(thinking)
-    assert lull_over(thinking)[1] == []
-
-
-def test_a_listeners_word_heard_only_at_the_pause_resumes_the_reply_there() -> None:
-    room = speaking_room()
-    end, (glance,) = lull_over(room)
-    assert isinstance(glance, Transcribe)
-    room.engine.handle(TranscriptReady(glance.utterance, ""))  # the first look heard nothing
-    assert not any(room.tick() for _ in range(7))
-    offered = room.tick(VoicePaused(end, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, end)))
-    (speculation,) = [action for action in offered if isinstance(action, Transcribe)]
-
-    actions = room.engine.handle(TranscriptReady(speculation.utterance, "Mm-hmm."))
-
-    assert actions == [ResumePlayback(1)]  # at the pause, with no end-of-turn judgement and no end
-    assert room.engine.phase is Phase.SPEAKING
-
-
-def test_okay_at_a_lull_waits_a_commas_pause_in_case_stop_follows() -> None:
-    room = speaking_room()
-    end, (glance,) = lull_over(room)
-    assert isinstance(glance, Transcribe)
-    room.engine.handle(TranscriptReady(glance.utterance, "Okay."))
-
-    waited = 0
-    while not room.tick():
-        waited = room.clock - end
-    assert waited >= (STOP_START_SILENCE_MS - 20) * ENGINE_RATE // 1000  # not at 120 ms: "stop" may follow
-    assert room.engine.phase is Phase.SPEAKING
+    assert actions[:2] == [CancelTurn(1), StopPlayback(1)]
+    assert isinstance(actions[2], SendRequest)
+    assert actions[2].request.items[-1] == UserText("No.")

@@ -68,13 +68,6 @@ def test_a_reply_not_yet_heard_takes_yeah_as_input() -> None:
     assert judge.judge("Yeah.", said(1, 0.3), ledger, barged_in=False) is Verdict.INPUT
 
 
-def test_what_may_begin_a_stop_phrase_waits_longer_in_the_quiet_before_it_is_a_listeners_word() -> None:
-    judge = WordsJudge(OverlapPhrases(), RATE)
-
-    assert judge.quiet_after("Yeah.") * 1000 // RATE == 120
-    assert judge.quiet_after("Okay,") * 1000 // RATE == 300  # "okay, stop" may follow
-
-
 def test_only_the_users_own_words_end_their_turn_at_a_pause_over_a_reply() -> None:
     judge = WordsJudge(OverlapPhrases(), RATE)
     reply = playing(WEATHER, 4)
@@ -83,5 +76,5 @@ def test_only_the_users_own_words_end_their_turn_at_a_pause_over_a_reply() -> No
     assert not judge.ends_a_turn("then rain moves", said(3), reply, barged_in=True)  # its echo
     assert not judge.ends_a_turn("Yeah.", said(3, 0.3), reply, barged_in=True)  # a listener's word
     assert judge.ends_a_turn("Set a timer.", said(3), None, barged_in=False)
-    assert judge.listener_word("Right, right.", said(3, 0.4), reply)
-    assert not judge.listener_word("Right, tell me more.", said(3, 0.8), reply)
+    assert not judge.ends_a_turn("Right, right.", said(3, 0.4), reply, barged_in=True)
+    assert judge.ends_a_turn("Right, tell me more.", said(3, 0.8), reply, barged_in=True)

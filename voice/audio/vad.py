@@ -49,8 +49,6 @@ class VadSettings:
     With a speech model, speech also starts once ``quick_voiced_ms`` are voiced within the window while the
     model has heard speech (``speech_probability`` or more) in every frame of the last ``quick_speech_ms``: a
     voice needs less webrtcvad evidence than a cough or a knock, which the model does not call speech.
-    With ``lull_ms``, an utterance voiced for less than ``lull_within_ms`` so far is offered after that
-    much silence (VoiceLull), long before the speculative offer: a quick look at a listener's "yeah".
     """
 
     aggressiveness: int = 2
@@ -66,8 +64,6 @@ class VadSettings:
     quick_voiced_ms: int | None = None
     quick_speech_ms: int = 60
     speech_probability: float = 0.5
-    lull_ms: int | None = None
-    lull_within_ms: int = 1000
     faint_below_peak_db: float | None = None
 
     def __post_init__(self) -> None:
@@ -95,8 +91,6 @@ class VadSettings:
             raise ConfigError(f"VAD faint_below_peak_db must be positive, got {self.faint_below_peak_db}")
         if self.quick_speech_ms <= 0 or not 0.0 < self.speech_probability < 1.0:
             raise ConfigError("VAD quick_speech_ms must be positive and speech_probability within (0, 1)")
-        if self.lull_ms is not None and not 0 < self.lull_ms < (self.speculate_ms or self.end_silence_ms):
-            raise ConfigError(f"VAD lull_ms ({self.lull_ms}) must lie between 0 and the speculative offer")
         if self.max_utterance_ms <= self.start_window_ms:
             raise ConfigError(
                 f"VAD max_utterance_ms must exceed start_window_ms, got {self.max_utterance_ms}"
@@ -111,15 +105,16 @@ class VadSettings:
 # one as the fixtures measure it (35 dB below a levelled voice's loudest frames is about -45 dBFS).
 DEFAULT_QUIET = VadSettings(faint_below_peak_db=35.0)
 # While the assistant speaks: more confidence, more voiced audio and more level before cutting it off;
-# less voiced audio when the speech model hears a voice in it; a short burst is looked at after 40 ms of
-# silence, so a listener's "yeah" lets the reply go on soon (voice/engine/engine.py, BACKCHANNEL_SILENCE_MS).
+# less voiced audio when the speech model hears a voice in it. Its end silence is when a listener's "yeah"
+# is known to be one (voice/engine/words_judge.py): people pause up to 580 ms after a first word or a comma
+# (benchmarks/speech_pauses.py, real speech), and a resuming voice takes a start window more to be known.
 DEFAULT_BARGE_IN = VadSettings(
     aggressiveness=3,
     start_voiced_ms=160,
     start_window_ms=240,
+    end_silence_ms=700,
     min_level_dbfs=-45.0,
     quick_voiced_ms=100,
-    lull_ms=40,
 )
 
 
@@ -165,23 +160,14 @@ class VoicePaused:
 
 
 @dataclass(frozen=True)
-class VoiceLull:
-    """``lull_ms`` of silence after a short burst of voice ending at ``sample`` (a "yeah", a "right, right"):
-    ``utterance`` is it so far, to be transcribed at once. Later offers and the end still follow."""
-
-    sample: int
-    utterance: AudioBlock
-
-
-@dataclass(frozen=True)
 class VoiceResumed:
-    """Voiced audio at clock sample ``sample`` after a VoicePaused or a VoiceLull: that offer is no longer
+    """Voiced audio at clock sample ``sample`` after a VoicePaused: that offer is no longer
     the utterance."""
 
     sample: int
 
 
-VadEvent = VoiceStarted | VoicePaused | VoiceLull | VoiceResumed | VoiceEnded
+VadEvent = VoiceStarted | VoicePaused | VoiceResumed | VoiceEnded
 
 
 @dataclass(frozen=True)
@@ -232,8 +218,6 @@ class VoiceActivityDetector:
         self._utterance: list[_Frame] = []
         self._last_voiced_end = 0
         self._offered = -1  # voiced end of the utterance last offered by VoicePaused
-        self._lulled = -1  # voiced end of the utterance last offered by VoiceLull
-        self._onset = 0  # where the utterance under way began
         self._voiced_until = 0  # end of the last frame voiced under the quiet settings
 
     @property
@@ -364,8 +348,7 @@ class VoiceActivityDetector:
             return self._look_for_onset(mode)
         settings = self._settings[self._active]
         self._utterance.append(frame)
-        offered = self._last_voiced_end in (self._offered, self._lulled)
-        resumed = frame.voiced[self._active] and offered
+        resumed = frame.voiced[self._active] and self._last_voiced_end == self._offered
         if frame.voiced[self._active]:
             self._last_voiced_end = frame.start + self._frame_len
         silence = frame.start + self._frame_len - self._last_voiced_end
@@ -374,9 +357,6 @@ class VoiceActivityDetector:
             return self._end(settings)
         if resumed:
             return VoiceResumed(frame.start)
-        if self._lull_due(settings, silence):
-            self._lulled = self._last_voiced_end
-            return VoiceLull(self._last_voiced_end, self._utterance_audio(settings))
         speculate = settings.speculate_ms
         early = speculate is not None and speculate < settings.end_silence_ms
         offer_at = (speculate or 0) * self.rate // 1000
@@ -384,13 +364,6 @@ class VoiceActivityDetector:
             self._offered = self._last_voiced_end
             return VoicePaused(self._last_voiced_end, self._utterance_audio(settings))
         return None
-
-    def _lull_due(self, settings: VadSettings, silence: int) -> bool:
-        """A short burst has been silent for ``lull_ms``, and was not offered at this voiced end yet."""
-        if settings.lull_ms is None or self._lulled == self._last_voiced_end:
-            return False
-        short = self._last_voiced_end - self._onset < settings.lull_within_ms * self.rate // 1000
-        return short and silence >= settings.lull_ms * self.rate // 1000
 
     def _look_for_onset(self, mode: int) -> VoiceStarted | None:
         settings = self._settings[mode]
@@ -407,7 +380,6 @@ class VoiceActivityDetector:
         self._utterance = [f for f in self._history if f.start >= pre_roll_from]
         self._last_voiced_end = voiced[-1].start + self._frame_len
         self._active = mode
-        self._onset = onset
         return VoiceStarted(onset)
 
     def _heard_speech(self, settings: VadSettings) -> bool:

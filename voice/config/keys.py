@@ -14,7 +14,7 @@ from voice.config.kiosk import AUDIO_MODES, KEEP
 from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
-from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, correcting_word
 from voice.errors import ConfigError
 from voice.speech_backends import Role, check_server_url, server_forms
 
@@ -144,6 +144,18 @@ def phrases(value: Any) -> tuple[str, ...]:
     return listed
 
 
+def listener_phrases(value: Any) -> tuple[str, ...]:
+    """Phrases a listener says to go along: none may disagree or correct ("no" is never a "yeah")."""
+    listed = phrases(value)
+    for phrase in listed:
+        word = correcting_word(phrase)
+        if word is not None:
+            raise BadValue(
+                f"must not hold {phrase!r}: {word!r} disagrees or corrects, so it is never a backchannel"
+            )
+    return listed
+
+
 PHRASE_LISTS = ("turn.backchannels", "turn.stop_phrases")  # only the file sets them: it checks them apart
 
 
@@ -217,7 +229,7 @@ KEYS = (
         flag="--eagerness", dest="eagerness",
     ),
     Key(
-        "turn.backchannels", phrases, DEFAULT_BACKCHANNELS,
+        "turn.backchannels", listener_phrases, DEFAULT_BACKCHANNELS,
         "a listener's words that, said alone over a reply (not after a question), let it go on unasked; "
         "one wrongly here makes a real answer go unheard",
     ),

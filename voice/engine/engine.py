@@ -24,7 +24,7 @@ import numpy as np
 
 from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.audio.vad import Vad, VadEvent, VoiceEnded, VoiceLull, VoicePaused, VoiceResumed, VoiceStarted
+from voice.audio.vad import Vad, VadEvent, VoiceEnded, VoicePaused, VoiceResumed, VoiceStarted
 from voice.conversation.continuation import Conversation
 from voice.engine import notices
 from voice.engine.actions import EngineAction, JudgeTurnEnd, SpeakNotice
@@ -222,7 +222,6 @@ class Engine:
         for vad_event in self._vad.process(block, self.assistant_audible()):
             actions += self._dispatch(vad_event)
         actions += self.pause_ends.play_if_hold_passed(self._clock)
-        actions += self.pause_ends.listener_word_at_lull(self._clock)
         if self.replies.tools_overdue(self._clock):
             actions += self._dispatch(ToolsOverdue())
         return actions
@@ -253,9 +252,6 @@ class Engine:
             return actions
         return [action for action in actions if not isinstance(action, JudgeTurnEnd)]
 
-    def _on_speech_lull(self, event: VoiceLull) -> list[EngineAction]:
-        return self.pause_ends.glance_at_lull(event.sample, event.utterance)
-
     def _on_speech_resumed(self, event: VoiceResumed) -> list[EngineAction]:
         self.hold.user_resumed(event.sample, self._over_reply())
         return self.utterances.resumed()
@@ -277,8 +273,8 @@ class Engine:
 
     def _on_transcript(self, event: TranscriptReady) -> list[EngineAction]:
         said = self.utterances.claim(event)
-        if said is None:  # an early transcript
-            return self.pause_ends.early_transcript(self._clock)
+        if said is None:  # an early transcript: with the model's judgement, it may end the turn
+            return self.pause_ends.turn_at_pause(self._clock)
         verdict = self.judge.judge(event.text, said, *self.replies.overlapped())
         if verdict is Verdict.NOT_USER:
             return self._no_words()
@@ -417,7 +413,6 @@ TRANSITIONS: Entries = {
     # the user's voice, as the VAD hears it
     **row(VoiceStarted, _E._on_speech_started, {L: {U}, T: {U, P}, S: {P}, H: {U}}),
     **stays(VoicePaused, _E._on_speech_paused, USER_TALKING),
-    **stays(VoiceLull, _E._on_speech_lull, USER_TALKING),
     **stays(VoiceResumed, _E._on_speech_resumed, USER_TALKING),
     **row(VoiceEnded, _E._on_speech_ended, {U: {T}, P: {T}}),
     **stays(TurnEndJudged, _E._on_turn_end_judged, _EVERY_PHASE),  # may end the user's turn at the pause

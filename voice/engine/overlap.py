@@ -5,7 +5,9 @@ A listener says "yeah", "right, right" or "I see" to show they follow, not to ta
 normalised: case, punctuation and whisper's sound notes do not count, nor spaces and hyphens inside a
 phrase ("uh huh" is "uh-huh", "alright" is "all right"), and a run of phrases is one ("right, right",
 "okay, yeah"). A run with a stop phrase in it is a stop ("okay, stop"); anything else is a cut-in, so
-a stop phrase followed by more words ("wait, make it shorter") is answered as ever.
+a stop phrase followed by more words ("wait, make it shorter") is answered as ever. Words that disagree
+or correct ("no", "actually", "but") never make a backchannel, whatever the list says: a listener's
+"yeah" cutting a story costs a repeat, a user's "no" thrown away costs the conversation.
 
 Pure: the lists come from the config (``[turn] backchannels``, ``stop_phrases``).
 """
@@ -28,6 +30,15 @@ DEFAULT_STOP_PHRASES = (
     "shut up",
     "ok stop",
 )
+# word_keys of words that disagree or correct; "uh uh" is whisper's "Uh-uh.", a no ("uh-huh" is "uh huh")
+CORRECTING_WORDS = frozenset({"no", "nope", "nah", "not", "wait", "actually", "but", "uh uh"})
+
+
+def correcting_word(text: str) -> str | None:
+    """The first word of ``text`` that disagrees or corrects ("No, in Celsius."), or None."""
+    words = word_keys(text)
+    pairs = (" ".join(words[at : at + 2]) for at in range(len(words) - 1))
+    return next((word for word in (*words, *pairs) if word in CORRECTING_WORDS), None)
 
 
 class Overlap(enum.Enum):
@@ -50,14 +61,6 @@ class OverlapPhrases:
         self.stop_phrases = stop_phrases
         self._backchannel_keys = frozenset(key for key in map(phrase_key, backchannels) if key)
         self._stop_keys = frozenset(key for key in map(phrase_key, stop_phrases) if key)
-        # every run of leading words of a stop phrase, shorter than it ("ok" of "ok stop")
-        self._stop_starts = frozenset(
-            "".join(words[:end]) for words in map(word_keys, stop_phrases) for end in range(1, len(words))
-        )
-
-    def begins_a_stop(self, text: str) -> bool:
-        """The transcript is the first words of a stop phrase ("Okay," of "okay, stop"): more may follow."""
-        return "".join(word_keys(text)) in self._stop_starts
 
     def verdict(self, text: str) -> Overlap:
         """What the transcript ``text`` asks for, if it was said over a reply."""
@@ -78,5 +81,5 @@ class OverlapPhrases:
                     covered[end] |= covered[start]
         whole = covered[-1]
         if whole == {False}:
-            return Overlap.BACKCHANNEL
+            return Overlap.CUT_IN if correcting_word(text) else Overlap.BACKCHANNEL
         return Overlap.STOP if whole else Overlap.CUT_IN

@@ -1,11 +1,14 @@
 """The user's utterance ended before the VAD's long silence, on its early transcript, and the hold after it.
 
-Two early transcripts may end an utterance at once. Words heard at a lull over the reply that are a
-listener's end it there, and the reply goes on. A turn the end-of-turn model and whisper judge finished
-at a short pause ends there too: it is answered at once, and its input is taken early (early_end.py)
-until the hold's silence makes the end certain and the reply plays, or the user goes on and the request
-is discarded unheard. The phases stay the engine's: an early end asks it (its ``Turn``) to end the
-utterance or to let the held reply play, as the table's ``VoiceEnded`` and ``HoldPassed``.
+A turn the end-of-turn model and whisper judge finished at a short pause ends there: it is answered at
+once, and its input is taken early (early_end.py) until the hold's silence makes the end certain and the
+reply plays, or the user goes on and the request is discarded unheard. The phases stay the engine's: an
+early end asks it (its ``Turn``) to end the utterance or to let the held reply play, as the table's
+``VoiceEnded`` and ``HoldPassed``.
+
+A listener's word over a reply never ends early: it is only known to be one once the listener has
+stopped, at the long silence (words_judge.py says why), so "Yeah, ... but what about Monday?" stays one
+utterance and the reply never resumes into it.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class Turn(Protocol):
 
 
 class PauseEnds:
-    """Ends the user's utterance at a lull or a short pause when its early transcript says so."""
+    """Ends the user's turn at a short pause when its early transcript and the model say so."""
 
     def __init__(
         self,
@@ -60,33 +63,6 @@ class PauseEnds:
         self._hold = hold
         self._early = early
         self._replies = replies
-
-    def early_transcript(self, clock: int) -> list[EngineAction]:
-        """An early transcript is back by ``clock``: it may be a listener's word, or, with the model's
-        judgement, the turn's end."""
-        return self.listener_word_at_lull(clock) + self.turn_at_pause(clock)
-
-    def glance_at_lull(self, sample: int, utterance: AudioBlock) -> list[EngineAction]:
-        """A short burst over a reply went quiet at ``sample``: a first look, in case it is a listener's
-        word."""
-        reply = self._replies.in_flight
-        if reply is None or self._turn.phase is not Phase.PAUSED or not self._judge.listened_to(reply.ledger):
-            return []
-        return self._utterances.glance(sample, self._early.whole(utterance))
-
-    def listener_word_at_lull(self, clock: int) -> list[EngineAction]:
-        """The words heard at a lull (or at the pause) are a listener's and the user stayed quiet after
-        them by ``clock``: the utterance ends there and the reply goes on, without waiting for the end."""
-        heard = self._utterances.early_words()
-        reply = self._replies.in_flight
-        if heard is None or reply is None or self._turn.phase is not Phase.PAUSED:
-            return []
-        said, audio, text = heard
-        if clock - said.end < self._judge.quiet_after(text):
-            return []  # not yet: the user may go on
-        if not self._judge.listener_word(text, said, reply.ledger):
-            return self._utterances.pass_over()
-        return self._turn.end_utterance(said.end, audio)
 
     def turn_at_pause(self, clock: int) -> list[EngineAction]:
         """The user's turn was judged over at the pause: it ends there, as if the long silence had passed,

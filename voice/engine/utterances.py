@@ -9,10 +9,6 @@ to the pause): if it hears a finished turn and whisper a finished sentence, or w
 sentence of four words or more, or the utterance is long and the model is sure (``finished``), the turn
 ends there, without waiting out the long silence. A pause judged unfinished keeps the utterance open:
 the next pause offers it again, longer, and the long silence stays the fallback.
-
-A short burst over a reply is also transcribed at its first lull (``glance``), 40 ms into its silence:
-if it is a listener's "yeah" the engine ends it there and the reply goes on, long before the pause (or
-at the pause, if the glance heard no such word and the pause's transcript does).
 """
 
 from __future__ import annotations
@@ -65,7 +61,6 @@ class _Offer:
     voiced_end: int
     audio: AudioBlock
     probability: float | None = None  # the end-of-turn model's, once judged: above COMPLETE_ABOVE, finished
-    passed_over: bool = False  # its transcript is not a listener's word (the engine looked)
 
 
 class Utterances:
@@ -78,8 +73,6 @@ class Utterances:
         self._asked = 0  # transcriptions asked so far: the next one's number
         self._utterance_of: dict[int, Utterance] = {}
         self._speculation: _Offer | None = None
-        self._glance: _Offer | None = None  # a short burst over a reply, offered at its first lull
-        self._glanced: TranscriptReady | None = None  # its transcript, once back
         self._early: dict[int, TranscriptOutcome] = {}
         self._confirmed: TranscriptOutcome | None = None  # an early transcript endpointing just confirmed
 
@@ -106,37 +99,7 @@ class Utterances:
 
     def resumed(self) -> list[EngineAction]:
         """The user went on after the pause: its offer and any judgement of it no longer count."""
-        return self._drop_speculation() + self._drop_glance()
-
-    def glance(self, sample: int, audio: AudioBlock) -> list[EngineAction]:
-        """A short burst over a reply went quiet at ``sample``: transcribe it at once (ASR's careful path),
-        for the engine to take a listener's word before the pause is even offered."""
-        stale = self._drop_glance()
-        self._asked += 1
-        self._glance = _Offer(self._asked, sample, audio)
-        return [*stale, Transcribe(self._asked, audio, over_reply=True)]
-
-    def early_words(self) -> tuple[Utterance, AudioBlock, str] | None:
-        """(the utterance up to its voiced end, its audio, its transcript) as heard before it ended: by the
-        glance at its lull, else by the offer at its pause; None until one is back, and for words already
-        passed over."""
-        if self.open is None:
-            return None
-        glance, offer = self._glance, self._speculation
-        if glance is not None and self._glanced is not None:
-            return Utterance(self.open.start, glance.voiced_end), glance.audio, self._glanced.text
-        early = None if offer is None else self._early.get(offer.transcription)
-        if offer is None or not isinstance(early, TranscriptReady) or offer.passed_over:
-            return None
-        return Utterance(self.open.start, offer.voiced_end), offer.audio, early.text
-
-    def pass_over(self) -> list[EngineAction]:
-        """The early words were not a listener's: the pause's judgement and the end decide, as ever."""
-        if self._glance is not None and self._glanced is not None:
-            return self._drop_glance()
-        if self._speculation is not None:
-            self._speculation.passed_over = True
-        return []
+        return self._drop_speculation()
 
     def judged(self, event: TurnEndJudged) -> None:
         offer = self._speculation
@@ -171,20 +134,13 @@ class Utterances:
         self.open = None
         self._last = utterance
         self.transcribing += 1
-        glance, heard = self._glance, self._glanced
-        if glance is not None and heard is not None and glance.voiced_end == sample:  # ended at its lull
-            self._glance = self._glanced = None
-            self._utterance_of[glance.transcription] = utterance
-            self._confirmed = heard
-            return self._drop_speculation()
-        stale_glance = self._drop_glance()
         speculation = self._speculation
         if speculation is not None and speculation.voiced_end == sample:  # nothing was said since the offer
             self._speculation = None
             self._utterance_of[speculation.transcription] = utterance
             self._confirmed = self._early.pop(speculation.transcription, None)
-            return stale_glance
-        stale = stale_glance + self._drop_speculation()
+            return []
+        stale = self._drop_speculation()
         self._asked += 1
         self._utterance_of[self._asked] = utterance
         return [*stale, Transcribe(self._asked, audio, over_reply, context)]
@@ -200,16 +156,13 @@ class Utterances:
         if utterance is None:
             if self._speculation is not None and self._speculation.transcription == event.utterance:
                 self._early[event.utterance] = event
-            glance = self._glance
-            if glance is not None and glance.transcription == event.utterance:
-                self._glanced = event if isinstance(event, TranscriptReady) else None
             return None  # or a speculation the user talked past: dropped
         self.transcribing -= 1
         return utterance
 
     def drop_all(self) -> list[EngineAction]:
         """Forget every transcription still to come (a new conversation)."""
-        actions = self._drop_speculation() + self._drop_glance()
+        actions = self._drop_speculation()
         actions += [DropTranscription(utterance) for utterance in sorted(self._utterance_of)]
         self._utterance_of.clear()
         self.transcribing = 0
@@ -220,9 +173,3 @@ class Utterances:
         speculation, self._speculation = self._speculation, None
         self._early.clear()
         return [] if speculation is None else [DropTranscription(speculation.transcription)]
-
-    def _drop_glance(self) -> list[EngineAction]:
-        """The glance no longer counts: its transcription is not needed, unless it is already back."""
-        glance, back = self._glance, self._glanced is not None
-        self._glance = self._glanced = None
-        return [] if glance is None or back else [DropTranscription(glance.transcription)]

@@ -5,6 +5,11 @@ cough or a scrap (voice/engine/barge_in.py); if they are the user's, they may be
 backchannel, a stop phrase, or input to answer (voice/engine/overlap.py, docs/architecture.md §1.8).
 A backchannel is one only over a reply that has begun to play and asked nothing so far: after a
 question, or in the quiet, "yes" is an answer. A stop is one only while a reply is in flight.
+
+The verdict is taken on the whole utterance, once the VAD's long silence has ended it, never at a lull
+after its first word: people pause after a first word or a comma ("Yeah, ... but what about Monday?")
+as long as 580 ms in real speech (benchmarks/speech_pauses.py), and a "yeah" taken at such a pause lost
+the cut-in's first word, or all of it, and let the reply resume into it (issue 45).
 """
 
 from __future__ import annotations
@@ -15,12 +20,6 @@ from voice.conversation.ledger import PlaybackLedger
 from voice.engine.barge_in import EchoJudge, asks_a_question
 from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.engine.utterances import Utterance
-
-# A short burst over a reply whose first look (VoiceLull) heard a listener's word ends after this much
-# silence, and the reply goes on; one that may be the start of a stop phrase ("Okay," of "okay, stop")
-# waits out a comma's pause first (the fixtures' commas last 160-280 ms).
-BACKCHANNEL_SILENCE_MS = 120
-STOP_START_SILENCE_MS = 300
 
 
 class Verdict(enum.Enum):
@@ -58,18 +57,6 @@ class WordsJudge:
             return True
         is_user = self._echo.is_user(text, said, reply, barged_in)
         return is_user and self.overlap(text, said, reply) is not Overlap.BACKCHANNEL
-
-    def listener_word(self, text: str, said: Utterance, reply: PlaybackLedger) -> bool:
-        """Words at a first look over a playing reply are a listener's (and not its echo)."""
-        if self.overlap(text, said, reply) is not Overlap.BACKCHANNEL:
-            return False
-        return self._echo.is_user(text, said, reply, True, listener_word=True)
-
-    def quiet_after(self, text: str) -> int:
-        """Samples of quiet after a listener's word before it is taken as one: longer for what may begin
-        a stop phrase."""
-        silence_ms = STOP_START_SILENCE_MS if self.phrases.begins_a_stop(text) else BACKCHANNEL_SILENCE_MS
-        return silence_ms * self.rate // 1000
 
     def overlap(self, text: str, said: Utterance, reply: PlaybackLedger | None) -> Overlap:
         """What the user's words ask for, over ``reply`` (None: between replies)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from voice.asr.transcript_words import phrase_key
 from voice.engine.hold import Eagerness, parse_eagerness
-from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, OverlapPhrases
+from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, OverlapPhrases, correcting_word
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
@@ -156,6 +156,9 @@ def _overlap(data: Any) -> OverlapPhrases | None:
     if data is None or not {"backchannels", "stop_phrases"} & set(data):
         return None
     backchannels = _phrases(data, "backchannels", DEFAULT_BACKCHANNELS)
+    correcting = next(filter(None, map(correcting_word, backchannels)), None)
+    if correcting is not None:
+        raise TypeError(f"turn.backchannels must not hold {correcting!r}: it disagrees or corrects")
     stop_phrases = _phrases(data, "stop_phrases", DEFAULT_STOP_PHRASES)
     return OverlapPhrases(backchannels, stop_phrases)
 
