@@ -84,6 +84,19 @@ class InputBackchannel:
 
 
 @dataclass(frozen=True)
+class InputIgnored:
+    """Speech the VAD heard was not the user's words, so nothing is asked and a paused reply goes on; ``why``
+    says what it was: "no words" (a cough, a knock), "echo" (the assistant's own voice) or "scrap" (too short
+    or too quick to be words). ``turn`` is the reply in flight's (None between replies)."""
+
+    type: ClassVar[str] = "input.ignored"
+    text: str
+    why: str
+    turn: int | None
+    t: float
+
+
+@dataclass(frozen=True)
 class InputStop:
     """The user's input ``id`` (told in ``input.transcript``) was a stop phrase: the reply in flight is cut,
     the words enter the history, and nothing is asked until the user speaks again."""
@@ -228,6 +241,7 @@ StreamEvent: TypeAlias = (
     | InputPartial
     | InputTranscript
     | InputBackchannel
+    | InputIgnored
     | InputStop
     | InputDuplicate
     | ResponseCreated

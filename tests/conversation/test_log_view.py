@@ -18,6 +18,7 @@ def test_a_failed_turn_a_duplicate_and_a_broken_part_are_told_apart_from_cuts(tm
         conversation.fail("unavailable", "Tomorrow starts dry,", "accepted")
         conversation.submit("What's the weather?", "in-1")
         conversation.note_failure("asr", "RuntimeError: model gone")
+        conversation.note_ignored("[coughing]", "no words", 3.5)
         log.append_all(conversation.take_events())
 
     text = render_session(load_session(tmp_path / "s.jsonl"))
@@ -25,6 +26,7 @@ def test_a_failed_turn_a_duplicate_and_a_broken_part_are_told_apart_from_cuts(tm
     assert "failed (unavailable) after 'Tomorrow starts dry,' was heard" in text
     assert "input in-1 came again and was dropped" in text
     assert "asr failed: RuntimeError: model gone" in text
+    assert "not words   no words ([coughing]) at 3.50 s: nothing asked" in text
     assert "heard" not in text.replace("was heard", "")  # no interrupted item was written
 
 

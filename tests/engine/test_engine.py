@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from tests.support.room import BLOCK, REPLY, Room, ask, reply_with_a_tool_call
+from voice import client_events as stream
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import VoiceEnded, VoicePaused, VoiceStarted
 from voice.conversation.items import NOT_RUN_INTERRUPTED, AssistantText, ToolCall, ToolResult, UserText
+from voice.conversation.log_records import SpeechIgnored
 from voice.engine.actions import (
     CancelTurn,
     DropTranscription,
@@ -85,10 +87,14 @@ def test_a_cough_over_the_reply_resumes_it() -> None:
     room.tick(VoiceStarted(room.clock))
     room.tick(VoiceEnded(room.clock, AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, room.clock)))
 
+    room.engine.take_events()
     actions = room.engine.handle(TranscriptReady(2, "[coughing]"))
 
     assert actions == [ResumePlayback(1)]
     assert room.engine.phase is Phase.SPEAKING
+    (told,) = [e for e in room.engine.take_events() if isinstance(e, stream.InputIgnored)]
+    assert (told.text, told.why, told.turn) == ("[coughing]", "no words", 1)  # nothing said disappears unsaid
+    assert SpeechIgnored("[coughing]", "no words", told.t) in room.engine.conversation.take_events()
     room.play(1, len(REPLY) * WORD)
     record = room.recorded().turns[1]
     assert not record.interrupted
@@ -107,6 +113,9 @@ def test_the_assistants_own_echo_does_not_interrupt_it() -> None:
     actions = room.engine.handle(TranscriptReady(2, "then rain moves"))
 
     assert actions == [ResumePlayback(1)]
+    assert [(e.text, e.why) for e in room.engine.take_events() if isinstance(e, stream.InputIgnored)] == [
+        ("then rain moves", "echo")
+    ]
 
 
 def test_speaking_while_the_model_thinks_merges_the_inputs() -> None:

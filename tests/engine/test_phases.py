@@ -55,7 +55,13 @@ def test_talking_over_the_reply_is_told_paused_and_a_cough_resumes_it_speaking()
     while_talking, after = talk_over_the_reply(room, "[coughing]")
 
     assert while_talking == ["input.speech_started", "state:paused"]
-    assert after == ["input.speech_stopped", "state:thinking", "response.resumed", "state:speaking"]
+    assert after == [
+        "input.speech_stopped",
+        "state:thinking",
+        "input.ignored",  # what it was, so nothing said over a reply goes untold
+        "response.resumed",
+        "state:speaking",
+    ]
     assert room.engine.phase is Phase.SPEAKING
 
 

@@ -107,7 +107,7 @@ DEFAULT_QUIET = VadSettings(faint_below_peak_db=35.0)
 # While the assistant speaks: more confidence, more voiced audio and more level before cutting it off;
 # less voiced audio when the speech model hears a voice in it. Its end silence is when a listener's "yeah"
 # is known to be one (voice/engine/words_judge.py): people pause up to 580 ms after a first word or a comma
-# (benchmarks/speech_pauses.py, real speech), and a resuming voice takes a start window more to be known.
+# (benchmarks/speech_pauses.py, real speech), plus the 120 ms margin the hold keeps over a speaker's pauses.
 DEFAULT_BARGE_IN = VadSettings(
     aggressiveness=3,
     start_voiced_ms=160,

@@ -32,6 +32,7 @@ from voice.conversation.log_records import (
     LogRecord,
     PartFailed,
     ReplyHeard,
+    SpeechIgnored,
     TurnEnded,
     TurnFailed,
     TurnLost,
@@ -227,6 +228,10 @@ class Conversation:
         """The user said only a listener's word over a reply: the log keeps it; the history does not."""
         self._record(BackchannelHeard(text.strip(), t))
 
+    def note_ignored(self, text: str, why: str, t: float | None = None) -> None:
+        """Speech that was not the user's words (a cough, echo, a scrap): the log says what it was."""
+        self._record(SpeechIgnored(text.strip(), why, t))
+
     def note_duplicate(self, input_id: str) -> None:
         """An input came again with a known id: the log says it was seen and dropped."""
         self._record(InputRepeated(input_id))
@@ -393,5 +398,12 @@ class Conversation:
             case HistoryTrimmed(first_kept=first):
                 del self._history[: first - self._forgotten]
                 self._forgotten = first
-            case InputRepeated() | PartFailed() | HoldChanged() | BackchannelHeard() | InputStopped():
+            case (
+                InputRepeated()
+                | PartFailed()
+                | HoldChanged()
+                | BackchannelHeard()
+                | SpeechIgnored()
+                | InputStopped()
+            ):
                 pass

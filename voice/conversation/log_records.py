@@ -132,6 +132,16 @@ class BackchannelHeard:
 
 
 @dataclass(frozen=True)
+class SpeechIgnored:
+    """Speech heard at ``t`` was not the user's words (``why``: no words, echo, scrap; ``text`` what whisper
+    wrote): nothing was asked and nothing entered the history."""
+
+    text: str
+    why: str
+    t: float | None = None
+
+
+@dataclass(frozen=True)
 class InputStopped:
     """The input just received (``input_id``, ``text``) was a stop phrase: it was committed as the user's
     item (with any input pending before it), and no turn answers it."""
@@ -164,6 +174,7 @@ LogRecord: TypeAlias = (
     | PartFailed
     | HoldChanged
     | BackchannelHeard
+    | SpeechIgnored
     | InputStopped
 )
 
@@ -212,6 +223,8 @@ def event_to_json(event: LogRecord) -> dict[str, Any]:
             return {"type": "hold", "hold_ms": hold_ms, "was_ms": was_ms, "why": why}
         case BackchannelHeard(text=text, t=t):
             return {"type": "backchannel", "text": text, "t": t}
+        case SpeechIgnored(text=text, why=why, t=t):
+            return {"type": "ignored", "text": text, "why": why, "t": t}
         case InputStopped(input_id=input_id, text=text):
             return {"type": "stop", "input_id": input_id, "text": text}
 
@@ -263,6 +276,9 @@ def event_from_json(data: dict[str, Any]) -> LogRecord:
         if kind == "backchannel":
             at = data.get("t")
             return BackchannelHeard(str(data["text"]), None if at is None else float(at))
+        if kind == "ignored":
+            at = data.get("t")
+            return SpeechIgnored(str(data["text"]), str(data["why"]), None if at is None else float(at))
         if kind == "stop":
             input_id = data.get("input_id")
             return InputStopped(None if input_id is None else str(input_id), str(data["text"]))

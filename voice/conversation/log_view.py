@@ -17,6 +17,7 @@ from voice.conversation.log_records import (
     ItemCommitted,
     PartFailed,
     ReplyHeard,
+    SpeechIgnored,
     TurnEnded,
     TurnFailed,
     TurnLost,
@@ -80,6 +81,10 @@ def render_session(session: LoadedSession) -> str:
             case BackchannelHeard(text=text, t=t):
                 where = f" at {t:.2f} s" if t is not None else ""
                 lines.append(f"  backchannel {text}  (said over the reply{where}; it went on, nothing asked)")
+            case SpeechIgnored(text=text, why=why, t=t):
+                where = f" at {t:.2f} s" if t is not None else ""
+                heard = f" ({text})" if text else ""
+                lines.append(f"  not words   {why}{heard}{where}: nothing asked")
             case InputStopped():
                 lines.append("  (a stop: the reply was cut; nothing is asked until the user speaks again)")
     if heard_so_far is not None:

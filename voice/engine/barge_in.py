@@ -12,6 +12,8 @@ from voice.engine.transcripts import is_fragment, is_meaningful, sounds_like_ech
 from voice.engine.utterances import Utterance
 
 ECHO_TAIL_S = 0.5  # a reply's last words can still come back through the mic this long after it ended
+# why speech was not the user's words, as the log and the stream say it
+NO_WORDS, ECHO, SCRAP = "no words", "echo", "scrap"
 
 
 def recently_played(ledger: PlaybackLedger, before: int = 12, after: int = 2) -> tuple[str, int]:
@@ -60,16 +62,31 @@ class EchoJudge:
         *,
         listener_word: bool = False,
     ) -> bool:
-        """True if ``text``, transcribed from ``said``, is the user's; ``reply`` is the turn in flight's
-        (None between turns) and ``barged_in`` whether the utterance paused it. A ``listener_word`` ("yeah")
-        is said in a fifth of a second: short as it is, it is no scrap of echo unless the reply said it."""
-        genuine = is_meaningful(text)
-        if genuine and reply is not None and barged_in:
+        """True if ``text``, transcribed from ``said``, is the user's (``not_user_why`` says the rest)."""
+        return self.not_user_why(text, said, reply, barged_in, listener_word=listener_word) is None
+
+    def not_user_why(
+        self,
+        text: str,
+        said: Utterance,
+        reply: PlaybackLedger | None,
+        barged_in: bool,
+        *,
+        listener_word: bool = False,
+    ) -> str | None:
+        """Why ``text``, transcribed from ``said``, is not the user's words ("no words", "echo", "scrap"), or
+        None if it is; ``reply`` is the turn in flight's (None between turns) and ``barged_in`` whether the
+        utterance paused it. A ``listener_word`` ("yeah") is said in a fifth of a second: short as it is,
+        it is no scrap of echo unless the reply said it."""
+        if not is_meaningful(text):
+            return NO_WORDS
+        if reply is not None and barged_in:
+            if sounds_like_echo(text, *recently_played(reply)):
+                return ECHO
             voiced_s = (said.end - said.start) / self.rate
-            genuine = not sounds_like_echo(text, *recently_played(reply))
-            genuine = genuine and (listener_word or not is_fragment(text, voiced_s))
-        elif genuine and reply is None and self._last_reply is not None:
+            return None if listener_word or not is_fragment(text, voiced_s) else SCRAP
+        if reply is None and self._last_reply is not None:
             words, count, ended = self._last_reply
             tail = said.start - ended < ECHO_TAIL_S * self.rate
-            genuine = not (tail and sounds_like_echo(text, words, count))
-        return genuine
+            return ECHO if tail and sounds_like_echo(text, words, count) else None
+        return None

@@ -277,6 +277,9 @@ class Engine:
             return self.pause_ends.turn_at_pause(self._clock)
         verdict = self.judge.judge(event.text, said, *self.replies.overlapped())
         if verdict is Verdict.NOT_USER:
+            why = self.judge.not_user_why(event.text, said, *self.replies.overlapped())
+            self.conversation.note_ignored(event.text, why, self.now())
+            self._emit(stream.InputIgnored(event.text.strip(), why, self.active_turn, self.now()))
             return self._no_words()
         if verdict is Verdict.BACKCHANNEL:
             return self._take_backchannel(event.text)

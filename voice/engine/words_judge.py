@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 
 from voice.conversation.ledger import PlaybackLedger
-from voice.engine.barge_in import EchoJudge, asks_a_question
+from voice.engine.barge_in import NO_WORDS, EchoJudge, asks_a_question
 from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.engine.utterances import Utterance
 
@@ -49,6 +49,11 @@ class WordsJudge:
         if listener:
             return Verdict.BACKCHANNEL
         return Verdict.STOP if overlap is Overlap.STOP else Verdict.INPUT
+
+    def not_user_why(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> str:
+        """What words judged ``Verdict.NOT_USER`` were: "no words", "echo" or "scrap"."""
+        listener = self.overlap(text, said, reply) is Overlap.BACKCHANNEL
+        return self._echo.not_user_why(text, said, reply, barged_in, listener_word=listener) or NO_WORDS
 
     def ends_a_turn(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> bool:
         """Words at a pause that may end the user's turn there: over a reply, the user's and no listener's
