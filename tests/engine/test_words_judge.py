@@ -78,3 +78,4 @@ def test_only_the_users_own_words_end_their_turn_at_a_pause_over_a_reply() -> No
     assert judge.ends_a_turn("Set a timer.", said(3), None, barged_in=False)
     assert not judge.ends_a_turn("Right, right.", said(3, 0.4), reply, barged_in=True)
     assert judge.ends_a_turn("Right, tell me more.", said(3, 0.8), reply, barged_in=True)
+    assert not judge.ends_a_turn("Wait.", said(3, 0.3), reply, barged_in=True)  # "which one?" may follow

@@ -56,12 +56,13 @@ class WordsJudge:
         return self._echo.not_user_why(text, said, reply, barged_in, listener_word=listener) or NO_WORDS
 
     def ends_a_turn(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> bool:
-        """Words at a pause that may end the user's turn there: over a reply, the user's and no listener's
-        word (a scrap or echo waits for the long silence; a backchannel ends as ``listener_word`` says)."""
+        """Words at a pause that may end the user's turn there: over a reply, the user's, and neither a
+        listener's word nor a stop phrase, which more words may follow ("Wait, ... which river was that?"):
+        those, a scrap and echo wait for the long silence (the reply stays paused meanwhile)."""
         if reply is None:
             return True
         is_user = self._echo.is_user(text, said, reply, barged_in)
-        return is_user and self.overlap(text, said, reply) is not Overlap.BACKCHANNEL
+        return is_user and self.overlap(text, said, reply) is Overlap.CUT_IN
 
     def overlap(self, text: str, said: Utterance, reply: PlaybackLedger | None) -> Overlap:
         """What the user's words ask for, over ``reply`` (None: between replies)."""
