@@ -278,7 +278,11 @@ def main() -> int:
     parser.add_argument("--realtime", action="store_true", help="pace by the wall clock: latencies are real")
     parser.add_argument("--cases", type=int, help="only the first N cases of each category")
     parser.add_argument(
-        "--category", action="append", choices=CATEGORIES, help="only this category (again for more)"
+        "--category",
+        action="extend",
+        nargs="+",
+        choices=CATEGORIES,
+        help="only these categories (NAME ..., or the option again)",
     )
     parser.add_argument("--eagerness", type=parse_eagerness, help="low, auto or high (default: auto)")
     parser.add_argument("--out", type=Path, help="keep every run, scorecard.json and table.md here")
