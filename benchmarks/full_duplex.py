@@ -149,10 +149,12 @@ def events_after(events: list[dict[str, Any]], onset_s: float) -> dict[str, Any]
 
 
 def score(
-    case: dict[str, Any], folder: Path, clips: dict[str, Any], out: Path, transcribe: fdb.Transcribe
+    case: dict[str, Any], folder: Path, clips: dict[str, Any], out: Path, transcriber: Transcriber
 ) -> dict[str, Any]:
     """One run's FDB metrics from its speaker.wav, with the events' account beside them; a cut-in's own
-    figures too, and how many of its words the same whisper keeps of its clip alone (the most to hope for)."""
+    figures too, beside the words the same whisper keeps of its clip transcribed alone (device_soak.py's
+    comparison: what the run adds or loses)."""
+    transcribe = whisper_words(transcriber)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     speaker = read_wav(out / "speaker.wav").samples
@@ -174,7 +176,7 @@ def score(
         return row | found | {"talked_through": talked_through(found), "events": events_after(events, onset)}
     found = fdb.user_interruption(speaker, over, transcribe)
     found |= cut_in_outcome(report, events, speaker, row["said"], onset, found["stop_ms"])
-    alone = " ".join(w.text for w in transcribe(read_wav(folder / "clips" / f"{last['clip']}.wav").samples))
+    alone = transcriber.transcribe(read_wav(folder / "clips" / f"{last['clip']}.wav")).text
     found |= {"yielded": yielded(found), "words_kept_alone": words_kept(row["said"], alone)["words_kept"]}
     return row | found | {"events": events_after(events, onset)}
 
@@ -229,14 +231,13 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             taken[case["category"]] += 1
     print("loading whisper, piper and Smart Turn...", file=sys.stderr, flush=True)
     models = load_speech_models()
-    transcribe = whisper_words(models.transcriber)
     rows: dict[str, list[dict[str, Any]]] = {category: [] for category in args.category}
     for case in chosen:
         out = work / case["category"] / case["name"]
         out.mkdir(parents=True)
         scenario = load_scenario(folder / case["scenario"])
         run_scenario(scenario, out, realtime=args.realtime, models=models, eagerness=args.eagerness)
-        row = score(case, folder, clips, out, transcribe)
+        row = score(case, folder, clips, out, models.transcriber)
         rows[case["category"]].append(row)
         elapsed = time.monotonic() - started
         cut = f", yielded {row['yielded']}, words kept {row['words_kept']}" if "yielded" in row else ""
