@@ -1,11 +1,12 @@
 """The turn-taking scorecard: Full-Duplex-Bench v1's metrics of the assistant, on voices it was not tuned on.
 
 Each case of benchmarks/cases/full_duplex_cases.py (pause handling, the user's backchannels over a reply,
-smooth turn-taking, user interruption; held-out espeak-ng accents and real recordings) is played through
-`voice simulate`'s run (whisper, piper, Smart Turn, the echo canceller and the engine, all real; the LLM
-scripted, since the card is about turn-taking), and its speaker.wav is scored as
-benchmarks/common/full_duplex_metrics.py says FDB scores its output.wav. Prints one JSON object on stdout
-and the table on stderr.
+smooth turn-taking, user interruption, and ours: cut-ins that open with a listener's word and a breath;
+held-out espeak-ng accents and real recordings) is played through `voice simulate`'s run (whisper, piper,
+Smart Turn, the echo canceller and the engine, all real; the LLM scripted, since the card is about
+turn-taking), and its speaker.wav is scored as benchmarks/common/full_duplex_metrics.py says FDB scores its
+output.wav. Cut-ins and backchannels also get τ-voice's yield rate and S_BC and issue 45's words kept and
+silences (benchmarks/common/cut_in_outcome.py). Prints one JSON object on stdout and the tables on stderr.
 
 In virtual time (the default) the run is deterministic and compute costs nothing: turn-over rates are final,
 latencies and gaps are the turn-taking policy alone. ``--realtime`` paces the room by the wall clock, so
@@ -31,6 +32,15 @@ from typing import Any
 from cases.full_duplex_cases import ensure_cases
 from common import full_duplex_metrics as fdb
 from common.against import run_against, without_against, without_option
+from common.cut_in_outcome import (
+    cut_in_outcome,
+    cut_in_summary,
+    selectivity,
+    talked_through,
+    words_kept,
+    yielded,
+)
+from common.full_duplex_table import table
 
 import voice
 from voice.asr.port import Transcriber
@@ -41,7 +51,8 @@ from voice.engine.hold import Eagerness, parse_eagerness
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 
-CATEGORIES = ("pause_handling", "backchannel", "smooth_turn_taking", "user_interruption")
+CUT_INS = ("user_interruption", "opening_word_cut_in")  # real cut-ins: the ones to yield to
+CATEGORIES = ("pause_handling", "backchannel", "smooth_turn_taking", *CUT_INS)
 # Full-Duplex-Bench v1.0's published figures (its README, v1_v1.5/README.md), on its own data.
 PUBLISHED = {
     "GPT-Realtime": {
@@ -63,6 +74,11 @@ PUBLISHED = {
         "user_interruption_gpt4o": 0.765,
     },
 }
+# τ-voice's published selectivity (Sierra's tau2-bench voice leaderboard), on its own data.
+TAU_VOICE_PUBLISHED = {
+    "gpt-realtime-2": {"yield_rate": 0.998, "s_bc": 0.011},
+    "gpt-live-1": {"yield_rate": 0.36, "s_bc": 0.99},
+}
 DIFFERENCES = (
     "The data differ: FDB plays Candor and ICC conversations and its own synthetic sets; this card plays the "
     "project's scripted cases in held-out espeak-ng voices and two real recordings.",
@@ -77,6 +93,14 @@ DIFFERENCES = (
     "ends with the user's last word.",
     "The user's times come from where the room placed each clip and the clip's measured speech span (FDB: "
     "its annotations); speaker.wav holds what the assistant played, on mic.wav's clock.",
+)
+TAU_VOICE_DIFFERENCES = (
+    "The data differ: τ-voice's are simulated customer-service calls in 200 ms ticks; these are the cases "
+    "above, one cut-in or backchannel over a scripted story each.",
+    "Yield rate (τ-voice's R_Y): τ-voice counts a cut-in yielded to when the agent stops within 2 s; here "
+    "the reply must stop, its own words must not go on after the cut-in, and the scripted answer must play.",
+    "S_BC (τ-voice): a backchannel is talked through when the agent does not stop within 1 s; here when "
+    "the story's own words go on after it and no new reply takes the turn, however long it paused.",
 )
 
 
@@ -102,9 +126,8 @@ def cue_times(
     return times
 
 
-def events_after(out: Path, onset_s: float) -> dict[str, Any]:
+def events_after(events: list[dict[str, Any]], onset_s: float) -> dict[str, Any]:
     """What the event stream says happened from ``onset_s`` on: a cross-check, never the score."""
-    events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     later = [event for event in events if event.get("t", 0.0) >= onset_s]
     paused: float | None = None
     resumed = None  # from the first pause to the reply going on, unless it was cut first
@@ -126,10 +149,14 @@ def events_after(out: Path, onset_s: float) -> dict[str, Any]:
 
 
 def score(
-    case: dict[str, Any], clips: dict[str, Any], out: Path, transcribe: fdb.Transcribe
+    case: dict[str, Any], folder: Path, clips: dict[str, Any], out: Path, transcriber: Transcriber
 ) -> dict[str, Any]:
-    """One run's FDB metrics from its speaker.wav, with the events' account beside them."""
+    """One run's FDB metrics from its speaker.wav, with the events' account beside them; a cut-in's own
+    figures too, beside the words the same whisper keeps of its clip transcribed alone (device_soak.py's
+    comparison: what the run adds or loses)."""
+    transcribe = whisper_words(transcriber)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     speaker = read_wav(out / "speaker.wav").samples
     times = cue_times(report, case, clips)
     category, last = case["category"], case["cues"][-1]
@@ -144,8 +171,14 @@ def score(
     if category == "smooth_turn_taking":
         return row | fdb.smooth_turn_taking(speaker, end, transcribe)
     over = fdb.OverReply(onset, end, case["replies"][0], case["replies"][1])
-    measure = fdb.backchannel if category == "backchannel" else fdb.user_interruption
-    return row | measure(speaker, over, transcribe) | {"events": events_after(out, onset)}
+    if category == "backchannel":
+        found = fdb.backchannel(speaker, over, transcribe)
+        return row | found | {"talked_through": talked_through(found), "events": events_after(events, onset)}
+    found = fdb.user_interruption(speaker, over, transcribe)
+    found |= cut_in_outcome(report, events, speaker, row["said"], onset, found["stop_ms"])
+    alone = transcriber.transcribe(read_wav(folder / "clips" / f"{last['clip']}.wav")).text
+    found |= {"yielded": yielded(found), "words_kept_alone": words_kept(row["said"], alone)["words_kept"]}
+    return row | found | {"events": events_after(events, onset)}
 
 
 def summary(category: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -168,6 +201,7 @@ def summary(category: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         found["events"] = {
             key: sum(row["events"][key] for row in ran) for key in ("requests", "interrupted", "backchannels")
         }
+        found["s_bc"] = fdb.share([row["talked_through"] for row in ran])
     elif category == "smooth_turn_taking":
         found["latency_s"] = fdb.spread([row["latency_s"] for row in ran if row["latency_s"] is not None])
         found["first_sound_latency_s"] = fdb.spread(
@@ -180,6 +214,7 @@ def summary(category: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         found["new_sound_latency_s"] = fdb.spread(
             [row["new_sound_latency_s"] for row in ran if row["new_sound_latency_s"] is not None]
         )
+        found |= cut_in_summary(ran)
     return found
 
 
@@ -196,18 +231,18 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             taken[case["category"]] += 1
     print("loading whisper, piper and Smart Turn...", file=sys.stderr, flush=True)
     models = load_speech_models()
-    transcribe = whisper_words(models.transcriber)
     rows: dict[str, list[dict[str, Any]]] = {category: [] for category in args.category}
     for case in chosen:
         out = work / case["category"] / case["name"]
         out.mkdir(parents=True)
         scenario = load_scenario(folder / case["scenario"])
         run_scenario(scenario, out, realtime=args.realtime, models=models, eagerness=args.eagerness)
-        row = score(case, clips, out, transcribe)
+        row = score(case, folder, clips, out, models.transcriber)
         rows[case["category"]].append(row)
         elapsed = time.monotonic() - started
+        cut = f", yielded {row['yielded']}, words kept {row['words_kept']}" if "yielded" in row else ""
         print(
-            f"[{elapsed:6.1f} s] {case['category']} {case['name']}: tor {row.get('tor')}",
+            f"[{elapsed:6.1f} s] {case['category']} {case['name']}: tor {row.get('tor')}{cut}",
             file=sys.stderr,
             flush=True,
         )
@@ -221,77 +256,14 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "wall_s": round(time.monotonic() - started, 1),
         "differences_from_fdb": list(DIFFERENCES),
         "published": PUBLISHED,
+        "tau_voice": selectivity(
+            [row for category in CUT_INS for row in rows.get(category, []) if "yielded" in row],
+            [row for row in rows.get("backchannel", []) if "talked_through" in row],
+        ),
+        "differences_from_tau_voice": list(TAU_VOICE_DIFFERENCES),
+        "published_tau_voice": TAU_VOICE_PUBLISHED,
         "cases": rows,
     }
-
-
-def cell(value: Any) -> str:
-    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def table(after: dict[str, Any], before: dict[str, Any] | None = None) -> str:
-    """The scorecard as a markdown table, beside FDB's published figures (on other data)."""
-
-    def figures(result: dict[str, Any]) -> list[str]:
-        card = result["scorecard"]
-
-        def get(category: str, *keys: str) -> Any:
-            value: Any = card.get(category)
-            for key in keys:
-                value = None if value is None else value.get(key)
-            return value
-
-        def pair(category: str, key: str) -> str:
-            median, p95 = get(category, key, "median"), get(category, key, "p95")
-            return "-" if median is None else f"{median:.0f} / {p95:.0f}"
-
-        return [
-            cell(get("pause_handling", "tor")),
-            cell(get("backchannel", "tor")),
-            cell(get("backchannel", "went_on")),
-            pair("backchannel", "gap_ms"),
-            cell(get("smooth_turn_taking", "tor")),
-            cell(get("smooth_turn_taking", "latency_s", "mean")),
-            cell(get("user_interruption", "tor")),
-            cell(get("user_interruption", "latency_s", "mean")),
-            cell(get("user_interruption", "answered")),
-            pair("user_interruption", "stop_ms"),
-        ]
-
-    labels = (
-        "Pause handling TOR ↓",
-        "Backchannel TOR ↓ (FDB: the model's own backchannels)",
-        "Backchannel: the reply went on ↑ (ours)",
-        "Backchannel gap, median / p95 ms (ours)",
-        "Smooth turn-taking TOR ↑",
-        "Smooth turn-taking latency, mean s ↓",
-        "User interruption TOR ↑",
-        "User interruption latency, mean s ↓",
-        "User interruption answered ↑ (ours; FDB: GPT-4o 0-5)",
-        "Stop latency, median / p95 ms (ours)",
-    )
-    keys = (
-        "pause_handling_tor",
-        "backchannel_tor",
-        None,
-        None,
-        "smooth_turn_taking_tor",
-        "smooth_turn_taking_latency_s",
-        "user_interruption_tor",
-        "user_interruption_latency_s",
-        "user_interruption_gpt4o",
-        None,
-    )
-    clock = "real time" if after["realtime"] else "virtual time"
-    ours = [f"before ({clock})", f"after ({clock})"] if before else [f"voice ({clock})"]
-    columns = [*ours, "GPT-Realtime", "Moshi"]
-    lines = [f"| | {' | '.join(columns)} |", "|---" * (len(columns) + 1) + "|"]
-    measured = [figures(before), figures(after)] if before else [figures(after)]
-    for index, label in enumerate(labels):
-        key = keys[index]
-        published = [cell(PUBLISHED[model][key]) if key else "-" for model in ("GPT-Realtime", "Moshi")]
-        lines.append(f"| {label} | {' | '.join([column[index] for column in measured] + published)} |")
-    return "\n".join(lines)
 
 
 def before_argv(argv: list[str], out: Path | None) -> list[str]:
@@ -307,7 +279,11 @@ def main() -> int:
     parser.add_argument("--realtime", action="store_true", help="pace by the wall clock: latencies are real")
     parser.add_argument("--cases", type=int, help="only the first N cases of each category")
     parser.add_argument(
-        "--category", action="append", choices=CATEGORIES, help="only this category (again for more)"
+        "--category",
+        action="extend",
+        nargs="+",
+        choices=CATEGORIES,
+        help="only these categories (NAME ..., or the option again)",
     )
     parser.add_argument("--eagerness", type=parse_eagerness, help="low, auto or high (default: auto)")
     parser.add_argument("--out", type=Path, help="keep every run, scorecard.json and table.md here")
@@ -326,7 +302,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="full-duplex-") as folder:
             after = measure(args, Path(folder))
     printed = after if before is None else {"before": {"tree": str(args.against), **before}, "after": after}
-    text = table(after, before)
+    text = table(after, before, PUBLISHED, TAU_VOICE_PUBLISHED)
     print(json.dumps(printed, indent=2))
     print(text, file=sys.stderr)
     if args.out is not None:

@@ -1,7 +1,7 @@
 """The cases of benchmarks/full_duplex.py: scenarios for `voice simulate` in voices the engine never tuned on.
 
-Four categories, as Full-Duplex-Bench v1 names them (benchmarks/common/full_duplex_metrics.py says how each is
-scored):
+Four categories as Full-Duplex-Bench v1 names them and one of ours (benchmarks/common/full_duplex_metrics.py
+says how each is scored):
 
 - ``pause_handling``: a request said with a 0.4-0.7 s pause mid-sentence ("Remind me to call | the dentist
   tomorrow morning.");
@@ -9,7 +9,10 @@ scored):
   (every default backchannel of issue 36, four of them twice);
 - ``smooth_turn_taking``: a whole question, then silence;
 - ``user_interruption``: a question, a long story, and a real cut-in over it ("Sorry, could you make that
-  shorter?", or a phrase of a real recording).
+  shorter?", or a phrase of a real recording);
+- ``opening_word_cut_in``: the same, but the cut-in opens with a listener's word said alone and a breath of
+  0.2-0.5 s before the rest ("Nope, | I meant the other city.", issue 45): every opener of a backchannel
+  or a correction, the words synthesized apart and joined by silence as pause handling's requests are.
 
 Voices: only the held-out pool of the team (TEAM.md): espeak-ng en-gb-scotland, en-us-nyc, en-gb-x-rp and
 en-gb-x-gbcwmd, two variants and rates each, and two real recordings from the ``moonshine-voice`` wheel's
@@ -134,6 +137,26 @@ CUT_INS = (
     "I think you misunderstood my question.",
 )
 CUT_IN_AFTER_MS = (3000, 4000, 5000)
+# (the opening word, how espeak-ng is asked to say it, the rest, the breath between in s): each opener
+# once and "Yeah", "No", "Hmm", "Okay" again in another voice; four breaths of each length
+OPENING_WORD_CUT_INS = (
+    ("Yeah,", "Yeah,", "but what happens on Thursday?", 0.2),
+    ("No,", "No,", "I wanted it in Fahrenheit.", 0.3),
+    ("Hmm,", "Hmm,", "no, the blue one please.", 0.4),
+    ("Okay,", "Okay,", "but skip to the ending.", 0.5),
+    ("Right,", "Right,", "and how old was she then?", 0.2),
+    ("Oh,", "Oh,", "wait, that is not what I asked.", 0.3),
+    ("Mm-hmm,", "[[m@m'h@m]],", "but can you speak more slowly?", 0.4),
+    ("Uh-huh,", "Uh-huh,", "so where did they go next?", 0.5),
+    ("Sure,", "Sure,", "but first tell me the time.", 0.2),
+    ("Nope,", "Nope,", "I meant the other city.", 0.3),
+    ("Actually,", "Actually,", "make it a story about dogs.", 0.4),
+    ("Well,", "Well,", "could we talk about the weather instead?", 0.5),
+    ("Yeah,", "Yeah,", "and then what did the sailors do?", 0.4),
+    ("No,", "No,", "the train leaves at nine, not ten.", 0.5),
+    ("Hmm,", "Hmm,", "can you start that part again?", 0.2),
+    ("Okay,", "Okay,", "how long is this story going to be?", 0.3),
+)
 STORIES = (
     (
         "Tell me a story about a lighthouse keeper.",
@@ -353,12 +376,14 @@ class Clips:
             )
         return self.made[name]
 
-    def paused(self, index: int, first: str, rest: str, pause_s: float) -> Clip:
+    def paused(
+        self, index: int, first: str, rest: str, pause_s: float, first_said_as: str | None = None
+    ) -> Clip:
         family, variant, wpm = VOICES[index % len(VOICES)]
         name = f"{family}-{variant}-{_slug(first)}-pause{round(pause_s * 1000)}"
         make = fixture_maker()
         synth = make.Espeak(f"{family}+{variant}", wpm)
-        parts = [make.trim(synth.speak(part)) for part in (first, rest)]
+        parts = [make.trim(synth.speak(part)) for part in (first_said_as or first, rest)]
         gap = make.silence(pause_s)
         speech = np.concatenate([parts[0], gap, parts[1]])
         pause = (len(parts[0]), len(parts[0]) + len(gap))
@@ -482,24 +507,24 @@ def make_cases(folder: Path, cache: Path) -> list[Case]:
             "backchannel", f"{index + 1:02d}-{over.name}", over.voice, cues, (story, AFTER_BACKCHANNEL), end_s
         )
 
-    cut_ins = [clips.espeak(index + 2, text) for index, text in enumerate(CUT_INS)] + beckett + [clone]
-    for index, over in enumerate(cut_ins):
+    def cut_in(category: str, index: int, over: Clip, voice_index: int) -> None:
+        """``over`` cuts into a story 3-5 s into its audio, asked for in voice ``voice_index``."""
         question, story = STORIES[index % len(STORIES)]
-        asked = clips.espeak(index + 2, question)
+        asked = clips.espeak(voice_index, question)
         after_ms = CUT_IN_AFTER_MS[index % len(CUT_IN_AFTER_MS)]
-        cues = [
+        cues: list[CuePlacement] = [
             (asked, "request", {"at_s": 0.5}),
             (over, "cut_in", {"during_reply": 1, "after_ms": after_ms}),
         ]
         end_s = 0.5 + asked.duration_s + 4.0 + after_ms / 1000 + over.duration_s + 10.0
-        add(
-            "user_interruption",
-            f"{index + 1:02d}-{over.name}",
-            over.voice,
-            cues,
-            (story, AFTER_CUT_IN),
-            end_s,
-        )
+        add(category, f"{index + 1:02d}-{over.name}", over.voice, cues, (story, AFTER_CUT_IN), end_s)
+
+    cut_ins = [clips.espeak(index + 2, text) for index, text in enumerate(CUT_INS)] + beckett + [clone]
+    for index, over in enumerate(cut_ins):
+        cut_in("user_interruption", index, over, index + 2)
+    for index, (first, said_as, rest, pause_s) in enumerate(OPENING_WORD_CUT_INS):
+        over = clips.paused(index, first, rest, pause_s, said_as)
+        cut_in("opening_word_cut_in", index, over, index)
     (folder / "clips.json").write_text(
         json.dumps({name: asdict(clip) for name, clip in clips.made.items()}, indent=2) + "\n",
         encoding="utf-8",

@@ -17,7 +17,8 @@ from where the room placed each clip (report.json's ``user_audio``) and the clip
   there before its ASR); TOR and latency as for smooth turn-taking. FDB scores relevance with GPT-4-turbo;
   we have no judge, so ``answered`` says whether the words after it are the scripted answer to the
   interruption (words only that answer has) rather than the old reply going on. Ours too: ``stop_ms``,
-  the interruption's onset to the old reply's silence.
+  the interruption's onset to the old reply's silence, and ``went_on``, whether the old reply's own words
+  played on after it (as for a backchannel, below).
 - **Backchannel**: FDB's task is the model backchannelling while the user talks; issue 36's is the user
   backchannelling over the assistant's reply, which FDB's v1 code has no task for. We keep its rule: a
   backchannel took the turn when the output after it holds a new turn by :func:`takes_turn`, counting only
@@ -190,6 +191,7 @@ def user_interruption(speaker: Samples, over: OverReply, transcribe: Transcribe)
     words = heard_words(speaker, end_s, None, transcribe)
     took = takes_turn(words)
     answer = new_reply_words(words, over.old_reply, over.new_reply)
+    old = new_reply_words(words, over.new_reply, over.old_reply)  # words only the old reply has
     stopped = stop_at(speaker, onset_s)
     resumed = None
     if stopped is not None:
@@ -201,6 +203,7 @@ def user_interruption(speaker: Samples, over: OverReply, transcribe: Transcribe)
         "tor": int(took),
         "latency_s": latency(words[0], end_s) if took else None,
         "answered": int(takes_turn(answer)),
+        "went_on": int(takes_turn(old)),  # the old reply played on after it (by the same rule)
         "stop_ms": None if stopped is None else round((stopped - onset_s) * 1000),
         "new_sound_latency_s": None if resumed is None else round(resumed - end_s, 3),
         "words": " ".join(w.text for w in words),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 
 def words(text: str) -> list[str]:
@@ -38,21 +40,58 @@ def wer_said(reference: str, hypothesis: str) -> float:
     return wer(" ".join(said_words(reference)), " ".join(said_words(hypothesis)))
 
 
-def insertions(reference: str, hypothesis: str) -> int:
-    """Words of ``hypothesis`` an alignment with ``reference`` (over ``said_words``) finds no place for."""
+@dataclass(frozen=True)
+class Alignment:
+    """How a hypothesis lines up with its reference, word by word, in order."""
+
+    hits: int = 0
+    substitutions: int = 0
+    deletions: int = 0  # reference words the hypothesis lacks
+    insertions: int = 0  # hypothesis words with no place in the reference
+
+    @property
+    def edits(self) -> int:
+        return self.substitutions + self.deletions + self.insertions
+
+
+def fewest_edits(found: Alignment) -> tuple[int, ...]:
+    """WER's alignment; of equals, the one with fewest insertions."""
+    return found.edits, found.insertions
+
+
+def most_hits(found: Alignment) -> tuple[int, ...]:
+    """The alignment that matches the most words in order; of equals, the one with fewest edits."""
+    return -found.hits, found.edits
+
+
+def align(
+    reference: str, hypothesis: str, prefer: Callable[[Alignment], tuple[int, ...]] = fewest_edits
+) -> Alignment:
+    """The alignment of ``hypothesis`` with ``reference`` (over ``said_words``) ``prefer`` ranks first."""
     ref, hyp = said_words(reference), said_words(hypothesis)
-    # cost[i][j]: (edits, insertions) aligning ref[:i] with hyp[:j]; fewest edits, then fewest insertions
-    cost = [[(j, j) for j in range(len(hyp) + 1)]]
+    # best[i][j]: the preferred alignment of ref[:i] with hyp[:j] (both orders rank sums, so it is built up)
+    best = [[Alignment(insertions=j) for j in range(len(hyp) + 1)]]
     for i, word in enumerate(ref, start=1):
-        row = [(i, 0)]
+        row = [Alignment(deletions=i)]
         for j, other in enumerate(hyp, start=1):
-            diagonal = cost[i - 1][j - 1]
+            diagonal, up, left = best[i - 1][j - 1], best[i - 1][j], row[j - 1]
+            matched = word == other
             row.append(
                 min(
-                    (diagonal[0] + (word != other), diagonal[1]),
-                    (cost[i - 1][j][0] + 1, cost[i - 1][j][1]),
-                    (row[j - 1][0] + 1, row[j - 1][1] + 1),
+                    replace(
+                        diagonal,
+                        hits=diagonal.hits + matched,
+                        substitutions=diagonal.substitutions + (not matched),
+                    ),
+                    replace(up, deletions=up.deletions + 1),
+                    replace(left, insertions=left.insertions + 1),
+                    key=prefer,
                 )
             )
-        cost.append(row)
-    return cost[-1][-1][1]
+        best.append(row)
+    return best[-1][-1]
+
+
+def insertions(reference: str, hypothesis: str) -> int:
+    """Words of ``hypothesis`` an alignment with ``reference`` (over ``said_words``) finds no place for."""
+    return align(reference, hypothesis).insertions

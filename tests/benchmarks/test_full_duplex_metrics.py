@@ -1,4 +1,5 @@
-"""Full-Duplex-Bench v1's turn-taking metrics, as benchmarks/full_duplex.py computes them on speaker.wav.
+"""Full-Duplex-Bench v1's turn-taking metrics, as benchmarks/full_duplex.py computes them on speaker.wav, and
+what became of a cut-in (words kept, resumed into it, silent until the answer; τ-voice's yield and S_BC).
 
 The output is synthetic with known times, and the "ASR" reads its words back from the audio: each word is a
 tone burst whose pitch names it, so the windows, crops and rules run on samples as they do on whisper's words.
@@ -14,6 +15,8 @@ import pytest
 from tests.support.benchmark_modules import benchmark_module
 
 fdb: Any = benchmark_module("common.full_duplex_metrics")
+benchmark_module("common.word_error")  # loaded first: cut_in_outcome imports it by name
+cut: Any = benchmark_module("common.cut_in_outcome")
 
 RATE = 16_000
 OLD = "once there was a lighthouse keeper called ada who lived on a rocky island"
@@ -177,3 +180,107 @@ def test_only_words_the_new_reply_alone_has_tell_it_is_playing() -> None:
         "you",
         "hear.",
     ]
+
+
+def test_an_interruption_the_old_reply_talks_on_after_went_on() -> None:
+    output = Output(10.0)
+    output.say(OLD, 1.0)
+    output.silence_from(3.15)
+    output.say("once there was a lighthouse keeper called ada", 5.0)  # the story again, after the cut-in
+    found = fdb.user_interruption(output.samples, fdb.OverReply(3.0, 4.5, OLD, NEW), tone_asr)
+    assert (found["went_on"], found["answered"], cut.yielded(found)) == (1, 0, 0)
+
+    answered = Output(10.0)
+    answered.say(OLD, 1.0)
+    answered.silence_from(3.15)
+    answered.say(NEW, 5.3)
+    found = fdb.user_interruption(answered.samples, fdb.OverReply(3.0, 4.5, OLD, NEW), tone_asr)
+    assert (found["went_on"], found["answered"], cut.yielded(found)) == (0, 1, 1)
+
+
+def test_a_backchannel_is_talked_through_when_the_story_goes_on_and_no_new_reply_takes_the_turn() -> None:
+    assert cut.talked_through({"went_on": 1, "tor": 0}) == 1
+    assert cut.talked_through({"went_on": 0, "tor": 1}) == 0
+    assert cut.talked_through({"went_on": 0, "tor": 0}) == 0  # cut, and nothing followed
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept", "extra"),
+    [
+        ("Yeah, but what happens on Thursday?", 1.0, 0),
+        ("But what happens on Thursday?", 0.833, 0),  # the opening word dropped
+        ("I'm not sure. Yeah, but what happens on Thursday?", 1.0, 3),  # words never said in front
+        ("Yeah but what happened on Thursday", 0.833, 0),  # a word misheard: neither kept nor extra
+        (None, 0.0, 0),  # no request at all
+    ],
+)
+def test_words_kept_are_the_words_said_found_in_order_in_the_request(
+    sent: str | None, kept: float, extra: int
+) -> None:
+    assert cut.words_kept("Yeah, but what happens on Thursday?", sent) == {
+        "words_kept": kept,
+        "extra_words": extra,
+    }
+
+
+def test_words_kept_prefers_the_alignment_that_matches_most_words() -> None:
+    # fewest edits would call both words misheard; the user's "Thursday" did reach the request
+    assert cut.words_kept("Monday Thursday", "Thursday please") == {"words_kept": 0.5, "extra_words": 1}
+
+
+def turn(request: list[str], audio_start_s: float | None) -> dict[str, Any]:
+    items = [{"role": "user", "text": text} for text in request]
+    return {"request": items, "audio_start_s": audio_start_s}
+
+
+def test_the_request_after_a_cut_in_is_the_next_turns_last_user_item() -> None:
+    turns = [
+        turn(["Tell me a story."], 4.0),
+        turn(["Tell me a story.", "No, the other one."], 9.0),
+        turn(["And then?"], 14.0),
+    ]
+    assert cut.turns_after(turns, 6.0) == turns[1:]
+    assert cut.last_user_text(cut.turns_after(turns, 6.0)[0]) == "No, the other one."
+    assert cut.turns_after(turns[:1], 6.0) == []  # nothing was asked after it
+
+
+def test_a_reply_resumed_between_the_cut_ins_onset_and_its_cut_resumed_into_the_cut_in() -> None:
+    before = [{"type": "response.created", "turn": 1, "t": 3.0}]
+    resumed = [
+        *before,
+        {"type": "response.resumed", "turn": 1, "t": 6.4},  # "yeah" let pass, the rest still to come
+        {"type": "response.interrupted", "turn": 1, "t": 7.5},
+    ]
+    assert cut.resumed_into(resumed, 6.0)
+    cut_at_once = [*before, {"type": "response.interrupted", "turn": 1, "t": 7.5}]
+    assert not cut.resumed_into(cut_at_once, 6.0)
+    earlier = [*before, {"type": "response.resumed", "turn": 1, "t": 5.0}, *cut_at_once[1:]]
+    assert not cut.resumed_into(earlier, 6.0)  # a backchannel before the cut-in went on, as it should
+
+
+def test_the_reply_is_silent_until_the_answer_when_nothing_sounds_from_its_stop_to_the_answer() -> None:
+    said = "No, the other one."
+    report = {"turns": [turn(["Tell me a story."], 1.0), turn(["Tell me a story.", said], 5.3)]}
+    events = [{"type": "response.created", "turn": 1, "t": 0.8}]
+    quiet = Output(10.0)
+    quiet.say(OLD, 1.0)
+    quiet.silence_from(3.15, 5.3)
+    quiet.say(NEW, 5.3)
+    found = cut.cut_in_outcome(report, events, quiet.samples, said, 3.0, 150)
+    assert found["silent_within_300ms"]
+    assert found["sound_before_answer_ms"] == 0
+    assert found["silent_until_answer"]
+    assert (found["request"], found["words_kept"], found["extra_words"]) == (said, 1.0, 0)
+
+    resumed = Output(10.0)
+    resumed.say(OLD, 1.0)
+    resumed.silence_from(3.15, 5.3)
+    resumed.say("once there", 4.0)  # the story played again before the answer
+    resumed.say(NEW, 5.3)
+    found = cut.cut_in_outcome(report, events, resumed.samples, said, 3.0, 150)
+    assert found["sound_before_answer_ms"] > 0
+    assert not found["silent_until_answer"]
+
+    unanswered = {"turns": report["turns"][:1]}
+    found = cut.cut_in_outcome(unanswered, events, quiet.samples, said, 3.0, 150)
+    assert (found["request"], found["words_kept"], found["silent_until_answer"]) == (None, 0.0, False)
