@@ -101,18 +101,20 @@ class VadSettings:
         return max(1, math.ceil(ms / self.frame_ms))
 
 
+# People pause up to 580 ms after a first word or a comma (benchmarks/speech_pauses.py, real speech): with
+# the hold's 120 ms margin over a speaker's pauses, words over a reply are not known to be over sooner.
+PAUSE_OVER_REPLY_MS = 700
 # Listening while the assistant is silent: catch the first syllable quickly, and the end of the last
 # one as the fixtures measure it (35 dB below a levelled voice's loudest frames is about -45 dBFS).
 DEFAULT_QUIET = VadSettings(faint_below_peak_db=35.0)
 # While the assistant speaks: more confidence, more voiced audio and more level before cutting it off;
 # less voiced audio when the speech model hears a voice in it. Its end silence is when a listener's "yeah"
-# is known to be one (voice/engine/words_judge.py): people pause up to 580 ms after a first word or a comma
-# (benchmarks/speech_pauses.py, real speech), plus the 120 ms margin the hold keeps over a speaker's pauses.
+# is known to be one (voice/engine/words_judge.py).
 DEFAULT_BARGE_IN = VadSettings(
     aggressiveness=3,
     start_voiced_ms=160,
     start_window_ms=240,
-    end_silence_ms=700,
+    end_silence_ms=PAUSE_OVER_REPLY_MS,
     min_level_dbfs=-45.0,
     quick_voiced_ms=100,
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from voice.audio.block import AudioBlock
-from voice.audio.vad import Vad
+from voice.audio.vad import PAUSE_OVER_REPLY_MS, Vad
 from voice.conversation.continuation import Conversation
 from voice.engine.actions import EngineAction
 from voice.engine.early_end import EarlyEnds, EarlyInput
@@ -96,9 +96,10 @@ class PauseEnds:
         reply, vad = self.held, self._vad
         if reply is None or reply.early is None:
             return []
-        if not self._early.hold_passed(
-            reply.early, clock, vad.voiced_until, self._hold.samples, vad.start_window
-        ):
+        hold = self._hold.samples
+        if reply.early.over_reply and hold:  # "No, ... in Celsius": the breath after a cut-in's first word
+            hold = max(hold, PAUSE_OVER_REPLY_MS * self._hold.rate // 1000)
+        if not self._early.hold_passed(reply.early, clock, vad.voiced_until, hold, vad.start_window):
             return []
         return self._turn.play_held_reply()
 
