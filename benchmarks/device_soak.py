@@ -13,7 +13,10 @@ paplay. For ``--minutes``, in one process, stretches of ``--stretch-minutes`` of
   espeak-ng voices of benchmarks/cases/full_duplex_cases.py), one every ``--backchannel-every-s`` from
   ``--after-s`` on, then a real cut-in as many seconds after the last. Reported under ``backchannels``: the
   replies they cut and the requests they sent (issue 36: none of either), what the stream said of them;
-  the cut-ins' reaction under ``phases`` and ``interruptions``, beside the interruptions stretch's.
+  the cut-ins' reaction under ``phases`` and ``interruptions``, beside the interruptions stretch's. With
+  ``--opening-cut-ins`` every other such cut-in opens with a listener's word and a breath ("Yeah, ... but
+  what happens on Thursday?", full_duplex.py's held-out cases, issue 45); each interruption's row says what
+  of its words reached the transcript (``words_kept``, ``extra_words``).
 
 Reported: ``turns`` against ``expected_turns`` (one per WAV played that asks one, so not for a stop
 phrase; 1.00 means no self-interruption), ``self_interruptions`` (interrupted turns nobody interrupted),
@@ -55,6 +58,7 @@ from typing import Any
 
 import numpy as np
 from common.against import print_before_and_after
+from common.cut_in_outcome import words_kept
 from common.word_error import wer
 
 import voice
@@ -235,6 +239,9 @@ class OverStory:
     backchannels: tuple[str, ...] = ()  # WAVs to take in turn; none: no backchannels stretch
     per_reply: int = 0
     every_s: float = 0.0
+    openers: tuple[
+        str, ...
+    ] = ()  # cut-ins opening with a listener's word, every other one after backchannels
 
     @property
     def phases(self) -> tuple[str, ...]:
@@ -366,6 +373,11 @@ class Script:
             return
         self.interrupted_turn = turn
         count = sum(p.interruption for p in self.played)
+        after_backchannels = sum(p.interruption and p.phase == "backchannels" for p in self.played)
+        if phase == "backchannels" and self.over.openers and after_backchannels % 2:
+            opener = self.over.openers[after_backchannels // 2 % len(self.over.openers)]
+            self.play(opener, phase, interruption=True)
+            return
         self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
 
 
@@ -735,9 +747,12 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         onset = play.clock + manifest[play.wav]["start_s"] * rate + delay
         ends = [end for end in cut if during(play, end)]
         text = manifest[play.wav]["text"]
+        kept = words_kept(text, heard)
         rows.append({
             "wav": play.wav, "phase": play.phase, "heard": heard, "wer": round(wer(text, heard), 2),
             "wer_alone": round(wer(text, alone[play.wav]), 2),
+            "words_kept": kept["words_kept"], "extra_words": kept["extra_words"],
+            "words_kept_alone": words_kept(text, alone[play.wav])["words_kept"],
             "reaction_ms": round((ends[0] - onset) * 1000 / rate) if ends else None,
         })  # fmt: skip
 
@@ -795,7 +810,26 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
     }
     if any(p.backchannel for p in script.played):
         found["backchannels"] = backchannel_outcomes(script, manifest, span)
+    for kind, of_kind in (("opening_cut_ins", True), ("plain_cut_ins", False)):
+        picked = [
+            r for r in rows if r["phase"] == "backchannels" and (r["wav"] in script.over.openers) == of_kind
+        ]
+        if script.over.openers and picked:
+            found[kind] = cut_in_figures(picked)
     return found
+
+
+def cut_in_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What reached the transcript of these cut-ins, beside the same WAVs heard alone, and their reaction."""
+    return {
+        "played": len(rows),
+        "words_kept": round(statistics.fmean(r["words_kept"] for r in rows), 3),
+        "words_kept_alone": round(statistics.fmean(r["words_kept_alone"] for r in rows), 3),
+        "extra_words": sum(r["extra_words"] for r in rows),
+        "wer": round(statistics.fmean(r["wer"] for r in rows), 3),
+        "wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3),
+        "reaction_ms": summary([r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]),
+    }
 
 
 def backchannel_outcomes(
@@ -855,14 +889,21 @@ def backchannel_outcomes(
     }
 
 
-def backchannel_clips() -> dict[str, dict[str, Any]]:
-    """The backchannels of benchmarks/full_duplex.py's cases (held-out voices), as manifest entries."""
-    from cases.full_duplex_cases import ensure_cases  # only this mode needs espeak-ng (and the cases' cache)
+def case_clips(category: str, role: str) -> dict[str, dict[str, Any]]:
+    """The clips of benchmarks/full_duplex.py's cases (held-out voices) of ``category`` said in ``role``, as
+    manifest entries."""
+    from cases.full_duplex_cases import ensure_cases  # only these modes need espeak-ng (and the cases' cache)
 
     folder = ensure_cases()
     cases = json.loads((folder / "cases.json").read_text(encoding="utf-8"))
     clips = json.loads((folder / "clips.json").read_text(encoding="utf-8"))
-    names = [cue["clip"] for case in cases for cue in case["cues"] if cue["role"] == "backchannel"]
+    names = [
+        cue["clip"]
+        for case in cases
+        if case["category"] == category
+        for cue in case["cues"]
+        if cue["role"] == role
+    ]
     return {
         f"{name}.wav": clips[name] | {"file": f"{name}.wav", "path": str(folder / "clips" / f"{name}.wav")}
         for name in names
@@ -905,11 +946,19 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         over = OverStory(args.after_s)
         paths: dict[str, Path] = {}
         if args.backchannels:
-            clips = backchannel_clips()
-            manifest |= clips
-            paths = {name: Path(entry["path"]) for name, entry in clips.items()}
+            clips = case_clips("backchannel", "backchannel")
+            openers = case_clips("opening_word_cut_in", "cut_in") if args.opening_cut_ins else {}
+            manifest |= clips | openers
+            paths = {name: Path(entry["path"]) for name, entry in (clips | openers).items()}
+            alone |= {
+                name: models.transcriber.transcribe(read_wav(path)).text for name, path in paths.items()
+            }
             over = OverStory(
-                args.after_s, tuple(clips), args.backchannels_per_reply, args.backchannel_every_s
+                args.after_s,
+                tuple(clips),
+                args.backchannels_per_reply,
+                args.backchannel_every_s,
+                tuple(openers),
             )
         script = Script(
             talk,
@@ -1052,6 +1101,11 @@ def main() -> int:
         help="the second kind of stretch plays backchannels over each story before its cut-in",
     )
     parser.add_argument("--backchannels-per-reply", type=int, default=3, help="backchannels over each story")
+    parser.add_argument(
+        "--opening-cut-ins",
+        action="store_true",
+        help="with --backchannels: every other cut-in after them opens with a listener's word and a breath",
+    )
     parser.add_argument(
         "--backchannel-every-s", type=float, default=3.5, help="from one backchannel (or cut-in) to the next"
     )
