@@ -36,7 +36,6 @@ class WordsJudge:
 
     def __init__(self, phrases: OverlapPhrases, rate: int) -> None:
         self.phrases = phrases
-        self.rate = rate
         self._echo = EchoJudge(rate)
 
     def judge(self, text: str, said: Utterance, reply: PlaybackLedger | None, barged_in: bool) -> Verdict:
