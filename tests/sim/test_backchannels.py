@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support.paths import AUDIO
+from tests.support.scenarios import cue, simulate, words
 from voice.components import SpeechModels
 from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, Overlap, OverlapPhrases
-from voice.sim.run import run_scenario
-from voice.sim.scenario import load_scenario
 
 pytestmark = pytest.mark.models
 
@@ -40,21 +37,6 @@ STORY = (
     "the river on her own. And so the fox who had lived alone found a family of her own by the river."
 )
 QUESTION = "Do you want more?"
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def simulate(tmp_path: Path, models: SpeechModels, data: dict[str, Any]) -> tuple[dict[str, Any], Path]:
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps({"version": 1, **data}))
-    report = run_scenario(load_scenario(path), tmp_path / "out", models=models)
-    return report, tmp_path / "out"
-
-
-def cue(wav: str, **at: Any) -> dict[str, Any]:
-    return {"wav": str(AUDIO / wav), **at}
 
 
 def test_the_fixtures_say_every_default_phrase_the_backchannels_in_two_voices() -> None:

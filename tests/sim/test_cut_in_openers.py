@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.sim.test_backchannels import STORY, cue, simulate, words
+from tests.support.scenarios import cue, simulate, words
+from tests.support.story import STORY
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
 from voice.components import SpeechModels
