@@ -20,7 +20,7 @@ words out of "Pardon?", "Huh?" and "Hey.".
 It gets a look of its own (issue 45: "Pardon?" heard as nothing let the reply resume as over a cough):
 decoded again with short cut-ins only (``CUT_IN_PROMPT``), taken only if that hears nothing but those
 words, loops not, and is surer on average than ``CUT_IN_LOGPROB_ABOVE``. On the tuning voices, 69 of 520
-cut-ins were heard as nothing or a hesitation and 26 of them come back as their words; of 62 coughs,
+cut-ins were heard as nothing or a hesitation and 25 of them come back as their words; of 62 coughs,
 knocks, clicks and sox breaths heard as nothing, the prompt made "What?", "Huh?" or "Hey." of many, all
 at -1.2 or less, where the cut-ins heard were at -0.8 or more (most of the rest are "Uh-uh." heard as
 "Uh..." and loops: "Sorry? Sorry? ..."); no listener word became a cut-in.
