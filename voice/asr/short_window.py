@@ -72,10 +72,16 @@ class ShortWindowDecoder:
         self._storage = ctranslate2.StorageView
 
     def decode(
-        self, samples: Samples, *, timestamps: bool = False, prompts: tuple[str, ...] = ("",)
+        self,
+        samples: Samples,
+        *,
+        timestamps: bool = False,
+        prompts: tuple[str, ...] = ("",),
+        logprob_above: float | None = None,
     ) -> list[str | None] | None:
         """A text per prompt (text whisper takes as said before) from one encoder pass, None for a decode
-        that looped; None for all when only the full window suits the utterance."""
+        that looped; None for all when only the full window suits the utterance. A decode no surer on
+        average than ``logprob_above`` is no words."""
         speech_frames = len(samples) // self._hop  # known before any features: a long one costs nothing here
         window = window_frames(speech_frames)
         if not self._usable or window is None:
@@ -84,9 +90,16 @@ class ShortWindowDecoder:
         padded = np.zeros((features.shape[0], window), dtype=np.float32)
         padded[:, :speech_frames] = features[:, :speech_frames]
         encoded = self._model.model.encode(self._storage.from_array(padded[None]))
-        return [self._text(encoded, speech_frames, timestamps, prompt) for prompt in prompts]
+        return [self._text(encoded, speech_frames, timestamps, prompt, logprob_above) for prompt in prompts]
 
-    def _text(self, encoded: Any, speech_frames: int, timestamps: bool, prompt: str) -> str | None:
+    def _text(
+        self,
+        encoded: Any,
+        speech_frames: int,
+        timestamps: bool,
+        prompt: str,
+        logprob_above: float | None,
+    ) -> str | None:
         token_limit = int(TOKENS_PER_S_AT_MOST * speech_frames / 100) + 8
         start = self._timed_prompt if timestamps else self._plain_prompt
         before = self._tokenizer.encode(" " + prompt.strip())[-PROMPT_TOKENS_AT_MOST:] if prompt else []
@@ -109,5 +122,7 @@ class ShortWindowDecoder:
             return None
         average_logprob = result.scores[0] * len(decoded) / (len(decoded) + 1)
         if result.no_speech_prob > NO_SPEECH_ABOVE and average_logprob < LOW_LOGPROB:
+            return ""
+        if logprob_above is not None and average_logprob <= logprob_above:
             return ""
         return text

@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 
 from voice.asr.context import prompt_from, with_ending_of
-from voice.asr.listener_words import LISTENER_PROMPT, is_listeners, worth_a_second_look
+from voice.asr.listener_words import (
+    CUT_IN_LOGPROB_ABOVE,
+    CUT_IN_PROMPT,
+    LISTENER_PROMPT,
+    heard_as_nothing,
+    is_cut_in_words,
+    is_listeners,
+    worth_a_second_look,
+)
 from voice.asr.port import TimedWord, Transcriber, Transcript, require_engine_audio
 from voice.asr.short_window import ShortWindowDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -38,7 +46,8 @@ class WhisperSettings:
     ``unprompted_ending`` False lets a prompted transcript keep its own closing punctuation (to compare:
     voice.asr.context says why it ends as the unprompted decode does).
     ``second_look`` False never decodes a few words over a reply again as a listener's (to compare:
-    voice.asr.listener_words says why it does).
+    voice.asr.listener_words says why it does). ``cut_in_look`` False never decodes what was heard as
+    nothing over a reply again as a short cut-in (to compare, as listener_words says).
     """
 
     model: str | None = None
@@ -49,6 +58,7 @@ class WhisperSettings:
     short_window: bool = True  # decode short utterances on a cut encoder window (short_window.py)
     unprompted_ending: bool = True
     second_look: bool = True
+    cut_in_look: bool = True
 
 
 def bundled_model_dir() -> Path:
@@ -107,16 +117,30 @@ class WhisperTranscriber:
         Over echo the cut window decodes with timestamps: without them it misheard users cutting in.
         ``context`` gives whisper's prompt (voice.asr.context): the words are the prompted decode's, the
         closing punctuation, which ends turns, the unprompted one's. A few words over a reply that may be
-        a listener's misheard get a second look (voice.asr.listener_words).
+        a listener's misheard get a second look, and one heard as nothing a look for a short cut-in
+        (voice.asr.listener_words).
         """
         prompt = prompt_from(context)
         heard = self._transcribe(audio, word_timings, over_reply, prompt, self._short)
         if not over_reply or word_timings or prompt or not self._settings.second_look:
             return heard
+        if self._settings.cut_in_look and heard_as_nothing(heard.text):
+            cut_in = self._cut_in_look(audio)
+            return heard if cut_in is None else cut_in
         if not worth_a_second_look(heard.text):
             return heard
         second = self._transcribe(audio, False, True, LISTENER_PROMPT, self._short, plain_ending=False)
         return second if is_listeners(second.text) else heard
+
+    def _cut_in_look(self, audio: AudioBlock) -> Transcript | None:
+        """A short cut-in's words in ``audio`` heard as nothing, if whisper told of them hears them surely."""
+        if self._short is None:
+            return None  # a short cut-in always fits the cut window: longer audio is no short cut-in
+        texts = self._short.decode(
+            audio.samples, timestamps=True, prompts=(CUT_IN_PROMPT,), logprob_above=CUT_IN_LOGPROB_ABOVE
+        )
+        text = texts[0] if texts else None  # a decode that looped is no cut-in's: not decoded again
+        return Transcript(text) if text is not None and is_cut_in_words(text) else None
 
     def full_window(self) -> Transcriber:
         """This model always decoding whisper's full 30 s window: the careful second decode."""
