@@ -53,18 +53,6 @@ class EchoJudge:
     def forget(self) -> None:
         self._last_reply = None
 
-    def is_user(
-        self,
-        text: str,
-        said: Utterance,
-        reply: PlaybackLedger | None,
-        barged_in: bool,
-        *,
-        listener_word: bool = False,
-    ) -> bool:
-        """True if ``text``, transcribed from ``said``, is the user's (``not_user_why`` says the rest)."""
-        return self.not_user_why(text, said, reply, barged_in, listener_word=listener_word) is None
-
     def not_user_why(
         self,
         text: str,

@@ -43,7 +43,7 @@ class WordsJudge:
         ``barged_in`` whether the utterance paused it."""
         overlap = self.overlap(text, said, reply)
         listener = overlap is Overlap.BACKCHANNEL
-        if not self._echo.is_user(text, said, reply, barged_in, listener_word=listener):
+        if self._echo.not_user_why(text, said, reply, barged_in, listener_word=listener) is not None:
             return Verdict.NOT_USER
         if listener:
             return Verdict.BACKCHANNEL
@@ -60,7 +60,7 @@ class WordsJudge:
         those, a scrap and echo wait for the long silence (the reply stays paused meanwhile)."""
         if reply is None:
             return True
-        is_user = self._echo.is_user(text, said, reply, barged_in)
+        is_user = self._echo.not_user_why(text, said, reply, barged_in) is None
         return is_user and self.overlap(text, said, reply) is Overlap.CUT_IN
 
     def overlap(self, text: str, said: Utterance, reply: PlaybackLedger | None) -> Overlap:
