@@ -150,6 +150,7 @@ def test_a_backchannel_is_a_small_mark_under_the_reply_and_a_stop_marks_the_user
         {"type": "response.created", "turn": 901, "t": 1.0},
         {"type": "response.heard", "turn": 901, "text": "Once upon a time,", "words": 4, "t": 2.0},
         {"type": "input.backchannel", "text": "Mm-hmm.", "turn": 901, "t": 2.5},
+        {"type": "input.ignored", "text": "[coughing]", "why": "no words", "turn": 901, "t": 2.7},  # no line
         {"type": "response.heard", "turn": 901, "text": "Once upon a time, a fox", "words": 6, "t": 3.0},
         {"type": "response.done", "turn": 901, "text": "Once upon a time, a fox.", "metrics": {}, "t": 3.5},
         {"type": "input.backchannel", "text": "Wow.", "turn": None, "t": 3.8},
