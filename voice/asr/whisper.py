@@ -122,12 +122,12 @@ class WhisperTranscriber:
         """
         prompt = prompt_from(context)
         heard = self._transcribe(audio, word_timings, over_reply, prompt, self._short)
-        if not over_reply or word_timings or prompt or not self._settings.second_look:
+        if not over_reply or word_timings or prompt:
             return heard
         if self._settings.cut_in_look and heard_as_nothing(heard.text):
             cut_in = self._cut_in_look(audio)
             return heard if cut_in is None else cut_in
-        if not worth_a_second_look(heard.text):
+        if not self._settings.second_look or not worth_a_second_look(heard.text):
             return heard
         second = self._transcribe(audio, False, True, LISTENER_PROMPT, self._short, plain_ending=False)
         return second if is_listeners(second.text) else heard
