@@ -75,15 +75,24 @@ def test_cut_ins_that_open_with_a_word_and_a_breath_stop_the_reply_once_and_keep
         },
     )
 
+    # what this CPU's whisper hears of each opener alone is what must reach the request: no test on its words
+    alone = [set(words(speech_models.transcriber.transcribe(read_wav(clip)).text)) for clip in clips]
+    openers = [kept & heard for (*_, kept), heard in zip(OPENERS, alone, strict=True)]
+    assert sum(map(bool, openers)) > len(OPENERS) // 2, alone  # else the clips test nothing here
+
     turns = report["turns"]
     assert len(turns) == len(OPENERS) + 1, [turn["request"][-1] for turn in turns]  # one request a cut-in
     assert all(turn["interrupted"] for turn in turns[:-1])
-    for (first, _, rest, kept), answered in zip(OPENERS, turns[1:], strict=True):
+    for (first, _, rest, _), opener, answered in zip(OPENERS, openers, turns[1:], strict=True):
         asked = answered["request"][-1]
         assert asked["role"] == "user", asked
         heard = answered["request"][-2]
         assert heard.get("interrupted"), heard  # what was heard of the story, then the words as one input
-        assert kept & set(words(asked["text"])), (first, rest, asked)  # the opening word reached the request
+        assert opener <= set(words(asked["text"])), (
+            first,
+            rest,
+            asked,
+        )  # the opening word reached the request
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     kinds = [event["type"] for event in events]
     assert "input.backchannel" not in kinds
