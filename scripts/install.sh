@@ -26,4 +26,6 @@ CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
 $PY -m pip install --quiet -e '.[models,llm,dev]'
 # only for the Smart Turn model file it ships: pipecat's own dependencies (torch, ...) are never used
 $PY -m pip install --quiet --no-deps 'pipecat-ai==1.14.0'
+# only for the GE2E speaker encoder's weights (pretrained.pt), read without torch: its torch, librosa and scipy never are
+$PY -m pip install --quiet --no-deps 'Resemblyzer==0.1.4'
 echo "installed into .venv: activate it with '. .venv/bin/activate'"

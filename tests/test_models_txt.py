@@ -12,6 +12,7 @@ from voice.audio import speech_probability
 from voice.llm.embedded_server import bundled_gguf
 from voice.models.catalog import Installed, Wheels, load_catalog
 from voice.models.store import models_dir, present, sha256_of
+from voice.speaker.weights import bundled_weights_path
 from voice.tts.piper_voice import bundled_voice_path
 from voice.turn_end.smart_turn import bundled_model_path
 
@@ -29,6 +30,7 @@ def test_every_line_parses_with_a_unique_name() -> None:
         ("smollm2-135m-instruct-q4_1", bundled_gguf),
         ("smart-turn-v3.2-cpu", bundled_model_path),
         ("silero-vad-v6", speech_probability.bundled_model_path),
+        ("resemblyzer-ge2e", bundled_weights_path),
     ],
 )
 def test_bundled_model_is_where_models_txt_says_and_matches_its_sha256(

