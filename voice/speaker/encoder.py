@@ -35,7 +35,7 @@ MIN_VOICED_S = 0.3  # less voice than this after trimming gives no embedding: to
 class SpeakerEncoder:
     """The GE2E voice encoder, loaded once; ``embed`` is safe to call from one thread at a time.
 
-    ``network`` picks onnxruntime (the default: ~14 ms a partial on one core) or numpy (~20 ms, and
+    ``network`` picks onnxruntime (the default: 6-14 ms a partial on one core) or numpy (14-20 ms, and
     slower still if BLAS spreads over cores other work needs). ``pad_short`` is Resemblyzer's way with
     audio shorter than one partial: zeros after it up to 1.6 s; False runs the network on its own frames
     alone (the encoder never saw padding in training; benchmarks/speaker_embedding.py measures both).
