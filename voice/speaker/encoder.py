@@ -9,11 +9,11 @@ voices rarely fall below 0.5.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
-from voice.audio.block import AudioBlock
+from voice.audio.block import AudioBlock, Samples
 from voice.errors import AudioError
 from voice.speaker.features import (
     HOP,
@@ -25,9 +25,8 @@ from voice.speaker.features import (
     trim_long_silences,
 )
 from voice.speaker.network import EncoderNetwork, NumpyNetwork, OnnxNetwork
-from voice.speaker.weights import load_encoder_weights
+from voice.speaker.weights import Tensor, load_encoder_weights
 
-Float32Array = np.ndarray[Any, np.dtype[np.float32]]
 NetworkKind = Literal["onnx", "numpy"]
 MIN_VOICED_S = 0.3  # less voice than this after trimming gives no embedding: too little to say whose
 
@@ -48,7 +47,7 @@ class SpeakerEncoder:
         self.network: EncoderNetwork = OnnxNetwork(loaded) if network == "onnx" else NumpyNetwork(loaded)
         self.pad_short = pad_short
 
-    def embed(self, samples: Float32Array, preprocess: bool = True) -> Float32Array | None:
+    def embed(self, samples: Samples, preprocess: bool = True) -> Tensor | None:
         """The embedding (256,) of 16 kHz mono ``samples``; None when too little voice is in them."""
         audio = np.asarray(samples, dtype=np.float32)
         if preprocess:
@@ -60,14 +59,14 @@ class SpeakerEncoder:
         norm = float(np.linalg.norm(mean))
         return np.asarray(mean / norm, dtype=np.float32) if norm > 0 else None
 
-    def embed_block(self, block: AudioBlock) -> Float32Array | None:
+    def embed_block(self, block: AudioBlock) -> Tensor | None:
         """``embed`` for an engine block; AudioError unless it is 16 kHz mono."""
         if block.rate != RATE or block.channels != 1:
             got = f"{block.channels} ch at {block.rate} Hz"
             raise AudioError(f"the speaker embedding needs mono {RATE} Hz audio, got {got}")
         return self.embed(block.samples)
 
-    def partials(self, audio: Float32Array) -> Float32Array:
+    def partials(self, audio: Samples) -> Tensor:
         """The embeddings (partials, 256) of the 1.6 s partial utterances of preprocessed ``audio``."""
         if not self.pad_short and len(audio) < PARTIAL_FRAMES * HOP:
             return self.network(mel_frames(audio)[np.newaxis, :-1])  # the last frame is mostly padding
@@ -79,7 +78,7 @@ class SpeakerEncoder:
         return self.network(batch)
 
 
-def cosine(a: Float32Array, b: Float32Array) -> float:
+def cosine(a: Tensor, b: Tensor) -> float:
     """Cosine similarity of two embeddings (1: the same direction)."""
     denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(np.dot(a, b)) / denominator if denominator > 0 else 0.0

@@ -12,10 +12,8 @@ from typing import Any
 import numpy as np
 import webrtcvad
 
-from voice.audio.block import ENGINE_RATE
-from voice.speaker.weights import MELS
-
-Float32Array = np.ndarray[Any, np.dtype[np.float32]]
+from voice.audio.block import ENGINE_RATE, Samples
+from voice.speaker.weights import MELS, Tensor
 
 RATE = ENGINE_RATE  # the encoder was trained at 16 kHz, the engine's rate
 WINDOW = RATE * 25 // 1000  # 400 samples: the FFT size and the window
@@ -28,7 +26,7 @@ _VAD_SMOOTHING = 8  # frames in the moving average of the speech flags
 _VAD_MAX_SILENCE = 6  # the dilation is this + 1 frames wide
 
 
-def slaney_mel_filterbank(rate: int = RATE, n_fft: int = WINDOW, mels: int = MELS) -> Float32Array:
+def slaney_mel_filterbank(rate: int = RATE, n_fft: int = WINDOW, mels: int = MELS) -> Tensor:
     """librosa.filters.mel(sr=rate, n_fft=n_fft, n_mels=mels) with its defaults (Slaney scale and area)."""
     edges = _mel_to_hz(np.linspace(_hz_to_mel(0.0), _hz_to_mel(rate / 2), mels + 2))
     bins = np.fft.rfftfreq(n_fft, d=1.0 / rate)
@@ -61,7 +59,7 @@ _FILTERBANK = slaney_mel_filterbank()
 _HANN = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(WINDOW) / WINDOW)).astype(np.float32)  # periodic
 
 
-def mel_frames(samples: Float32Array) -> Float32Array:
+def mel_frames(samples: Samples) -> Tensor:
     """Mel power frames (frames, 40) as librosa.feature.melspectrogram(y, sr=16000, n_fft=400,
     hop_length=160, n_mels=40) gives them, transposed; ``1 + len(samples) // 160`` frames.
 
@@ -74,7 +72,7 @@ def mel_frames(samples: Float32Array) -> Float32Array:
     return np.asarray(power.astype(np.float32) @ _FILTERBANK.T, dtype=np.float32)
 
 
-def raise_volume(samples: Float32Array, target_dbfs: float = TARGET_DBFS) -> Float32Array:
+def raise_volume(samples: Samples, target_dbfs: float = TARGET_DBFS) -> Samples:
     """``samples`` raised to ``target_dbfs`` RMS if quieter; louder audio is left as it is."""
     rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if len(samples) else 0.0
     if rms <= 0.0:
@@ -83,7 +81,7 @@ def raise_volume(samples: Float32Array, target_dbfs: float = TARGET_DBFS) -> Flo
     return samples if gain_db < 0 else (samples * 10 ** (gain_db / 20)).astype(np.float32)
 
 
-def trim_long_silences(samples: Float32Array) -> Float32Array:
+def trim_long_silences(samples: Samples) -> Samples:
     """``samples`` without silences longer than ~200 ms, as Resemblyzer's preprocessing cuts them.
 
     webrtcvad (mode 3) flags each 30 ms frame, a moving average of 8 smooths the flags, and each voiced

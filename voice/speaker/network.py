@@ -9,28 +9,26 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from voice.errors import ModelError
 from voice.models import onnx_session
-from voice.speaker.weights import HIDDEN, MELS, EncoderWeights
-
-Float32Array = np.ndarray[Any, np.dtype[np.float32]]
+from voice.speaker.weights import HIDDEN, MELS, EncoderWeights, Tensor
 
 
 class EncoderNetwork(Protocol):
     """Mel frames (batch, frames, 40) in, one L2-normed embedding (batch, 256) per row out."""
 
-    def __call__(self, mels: Float32Array) -> Float32Array: ...
+    def __call__(self, mels: Tensor) -> Tensor: ...
 
 
-def _sigmoid(x: Float32Array) -> Float32Array:
+def _sigmoid(x: Tensor) -> Tensor:
     return np.asarray(0.5 + 0.5 * np.tanh(0.5 * x), dtype=np.float32)  # no overflow for large -x
 
 
-def _normed(raw: Float32Array) -> Float32Array:
+def _normed(raw: Tensor) -> Tensor:
     embedding = np.maximum(raw, 0.0)
     norms = np.linalg.norm(embedding, axis=1, keepdims=True)
     return np.asarray(embedding / np.maximum(norms, 1e-12), dtype=np.float32)  # all-zero stays zero
@@ -46,7 +44,7 @@ class NumpyNetwork:
         ]
         self._linear = (np.ascontiguousarray(weights.linear_weight.T), weights.linear_bias)
 
-    def __call__(self, mels: Float32Array) -> Float32Array:
+    def __call__(self, mels: Tensor) -> Tensor:
         batch, frames, _ = mels.shape
         sequence = np.asarray(mels, dtype=np.float32)
         hidden = np.zeros((batch, HIDDEN), dtype=np.float32)
@@ -80,7 +78,7 @@ class OnnxNetwork:
             path.write_bytes(encoder_graph(weights))
             self._session = onnx_session(path, "speaker embedding")
 
-    def __call__(self, mels: Float32Array) -> Float32Array:
+    def __call__(self, mels: Tensor) -> Tensor:
         try:
             (embedding,) = self._session.run(None, {"mels": np.asarray(mels, dtype=np.float32)})
         except Exception as exc:  # onnxruntime raises its own unrelated error types

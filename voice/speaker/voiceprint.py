@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from voice.audio.block import Samples
 from voice.speaker.features import RATE
+from voice.speaker.weights import Tensor
 
-Float32Array = np.ndarray[Any, np.dtype[np.float32]]
-Embed = Callable[[Float32Array], Float32Array | None]  # SpeakerEncoder.embed: None for too little voice
+Embed = Callable[[Samples], Tensor | None]  # SpeakerEncoder.embed: None for too little voice
 
 MEMORY_S = 60.0  # voiced seconds the print is the average of, at most
 SAME_SPEAKER = 0.66  # at or above: the speaker's (the tuning pool's equal-error point, speaker_embedding.py)
@@ -45,7 +45,7 @@ class Voiceprint:
     def __init__(self, embed: Embed, memory_s: float = MEMORY_S) -> None:
         self._embed = embed
         self._memory_s = memory_s
-        self._sum: Float32Array | None = None  # embeddings weighted by voiced seconds
+        self._sum: Tensor | None = None  # embeddings weighted by voiced seconds
         self._seconds = 0.0
 
     @property
@@ -58,7 +58,7 @@ class Voiceprint:
         """Voiced seconds the print stands for now (at most ``memory_s``)."""
         return self._seconds
 
-    def score(self, samples: Float32Array) -> SpeakerScore:
+    def score(self, samples: Samples) -> SpeakerScore:
         """How near 16 kHz ``samples`` come to the print; the print is left as it was."""
         seconds = len(samples) / RATE
         if self._sum is None:
@@ -68,14 +68,14 @@ class Voiceprint:
             return SpeakerScore(None, seconds)
         return SpeakerScore(self.similarity(embedding), seconds)
 
-    def similarity(self, embedding: Float32Array) -> float | None:
+    def similarity(self, embedding: Tensor) -> float | None:
         """Cosine of ``embedding`` to the print; None before enrolment."""
         if self._sum is None:
             return None
         denominator = float(np.linalg.norm(self._sum) * np.linalg.norm(embedding))
         return float(np.dot(self._sum, embedding)) / denominator if denominator > 0 else None
 
-    def add(self, samples: Float32Array) -> bool:
+    def add(self, samples: Samples) -> bool:
         """Fold ``samples`` in as the speaker's (the first call enrolls); False if too little voice."""
         embedding = self._embed(samples)
         if embedding is None:
@@ -83,7 +83,7 @@ class Voiceprint:
         self.add_embedding(embedding, len(samples) / RATE)
         return True
 
-    def add_embedding(self, embedding: Float32Array, seconds: float) -> None:
+    def add_embedding(self, embedding: Tensor, seconds: float) -> None:
         """Fold an embedding of ``seconds`` of the speaker's voice into the print."""
         weighted = np.asarray(embedding * seconds, dtype=np.float32)
         self._sum = weighted if self._sum is None else self._sum + weighted

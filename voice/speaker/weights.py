@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+import numpy.typing as npt
 
 from voice.errors import ModelError
 
@@ -31,7 +32,7 @@ HIDDEN = 256
 MELS = 40
 EMBEDDING = 256
 
-Float32Array = np.ndarray[Any, np.dtype[np.float32]]
+Tensor = npt.NDArray[np.float32]  # a float32 array: weights, mel frames, embeddings
 
 
 def bundled_weights_path(distribution: str = DISTRIBUTION) -> Path:
@@ -51,9 +52,9 @@ def bundled_weights_path(distribution: str = DISTRIBUTION) -> Path:
 class LstmLayer:
     """One LSTM layer in PyTorch's layout: gate rows in the order input, forget, cell (g), output."""
 
-    weight_ih: Float32Array  # (4 * HIDDEN, inputs)
-    weight_hh: Float32Array  # (4 * HIDDEN, HIDDEN)
-    bias: Float32Array  # bias_ih + bias_hh, (4 * HIDDEN,)
+    weight_ih: Tensor  # (4 * HIDDEN, inputs)
+    weight_hh: Tensor  # (4 * HIDDEN, HIDDEN)
+    bias: Tensor  # bias_ih + bias_hh, (4 * HIDDEN,)
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,8 @@ class EncoderWeights:
     """The GE2E voice encoder: 3 LSTM layers over 40 mel channels, then a linear layer to the embedding."""
 
     layers: tuple[LstmLayer, ...]
-    linear_weight: Float32Array  # (EMBEDDING, HIDDEN)
-    linear_bias: Float32Array  # (EMBEDDING,)
+    linear_weight: Tensor  # (EMBEDDING, HIDDEN)
+    linear_bias: Tensor  # (EMBEDDING,)
 
 
 def load_encoder_weights(path: Path | None = None) -> EncoderWeights:
@@ -88,7 +89,7 @@ def load_encoder_weights(path: Path | None = None) -> EncoderWeights:
         raise ModelError(f"{path} is not the GE2E voice encoder: it has no {exc.args[0]}") from exc
 
 
-def read_legacy_torch_state(path: Path) -> dict[str, Float32Array]:
+def read_legacy_torch_state(path: Path) -> dict[str, Tensor]:
     """The ``model_state`` tensors of a legacy ``torch.save`` checkpoint, as float32 arrays by name."""
     try:
         with path.open("rb") as file:
@@ -99,7 +100,7 @@ def read_legacy_torch_state(path: Path) -> dict[str, Float32Array]:
         raise ModelError(f"{path} is not a readable legacy torch checkpoint: {exc}") from exc
 
 
-def _read(file: BinaryIO) -> dict[str, Float32Array]:
+def _read(file: BinaryIO) -> dict[str, Tensor]:
     if _RestrictedUnpickler(file).load() != _MAGIC:
         raise ValueError("no torch magic number (a zip checkpoint or another file)")
     if _RestrictedUnpickler(file).load() != _PROTOCOL:
@@ -137,7 +138,7 @@ class _TensorView:
     size: tuple[int, ...]
     stride: tuple[int, ...]
 
-    def rebuild(self, storages: dict[str, np.ndarray[Any, np.dtype[Any]]]) -> Float32Array:
+    def rebuild(self, storages: dict[str, np.ndarray[Any, np.dtype[Any]]]) -> Tensor:
         flat = storages[self.storage.key]
         itemsize = flat.dtype.itemsize
         last = self.offset + sum((n - 1) * s for n, s in zip(self.size, self.stride, strict=True))
@@ -189,7 +190,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return _StorageRef(str(key))
 
 
-def _shaped(state: dict[str, Float32Array], name: str, shape: tuple[int, ...]) -> Float32Array:
+def _shaped(state: dict[str, Tensor], name: str, shape: tuple[int, ...]) -> Tensor:
     array = state[name]
     if array.shape != shape:
         raise ModelError(f"the speaker model's {name} is shaped {array.shape}, expected {shape}")
