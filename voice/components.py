@@ -26,6 +26,8 @@ from voice.llm.embedded_chat import EmbeddedChatModel
 from voice.llm.embedded_server import N_CTX, EmbeddedServer
 from voice.llm.openai_client import OpenAIChatModel
 from voice.llm.port import ChatSettings, SizedChatModel, ToolSpec
+from voice.speaker.encoder import SpeakerEncoder
+from voice.speaker.voiceprint import Embed
 from voice.speech_backends import SpeechChoice, prepare_synthesizer, prepare_transcriber
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
@@ -34,14 +36,22 @@ from voice.turn_end.smart_turn import SmartTurn
 
 @dataclass(frozen=True)
 class SpeechModels:
-    """Whisper, piper and the end-of-turn model, loaded once and shared by every run or session.
+    """Whisper, piper, the end-of-turn model and the speaker encoder, loaded once and shared by every run
+    or session.
 
-    Without an end-of-turn model every turn ends after the VAD's long silence.
+    Without an end-of-turn model every turn ends after the VAD's long silence; without a speaker encoder
+    every voice is the speaker's (``[turn] speaker = "anyone"``).
     """
 
     transcriber: Transcriber
     synthesizer: Synthesizer
     end_of_turn: EndOfTurn | None = None
+    speaker: SpeakerEncoder | None = None
+
+    @property
+    def speaker_embed(self) -> Embed | None:
+        """What tells whose voice a stretch is, for a runner's voiceprint (None: anyone's is taken)."""
+        return None if self.speaker is None else self.speaker.embed
 
 
 def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
@@ -55,6 +65,14 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
     return SpeechModels(assistant_ears(transcriber(), choice.asr_context), synthesizer(), SmartTurn())
 
 
+def telling_voices_apart(models: SpeechModels, speaker: str) -> SpeechModels:
+    """``models`` with the GE2E speaker encoder loaded when only the conversation's ``speaker`` takes turns
+    (``[turn] speaker = "conversation"``), as they are otherwise."""
+    if speaker != "conversation" or models.speaker is not None:
+        return models
+    return replace(models, speaker=SpeakerEncoder())
+
+
 def assistant_ears(transcriber: Transcriber, context: bool = False) -> Transcriber:
     """``transcriber`` as the assistant hears through it: behind the word guard, given the assistant's
     last question as context only if ``context`` (``[asr] context``)."""
@@ -65,12 +83,15 @@ def make_engine(
     conversation: Conversation | None = None,
     eagerness: Eagerness = Eagerness.AUTO,
     overlap: OverlapPhrases | None = None,
+    speaker: str = "anyone",
 ) -> Engine:
     """An engine listening with the default quiet and barge-in VAD settings and Silero's ear for a voice,
     answering a turn that sounds finished at a short pause as ``eagerness`` says, and taking ``overlap``'s
-    backchannels and stop phrases over a reply (the defaults without it)."""
+    backchannels and stop phrases over a reply (the defaults without it); ``speaker`` "conversation" takes
+    turns only from the conversation's speaker (docs/architecture.md §10)."""
     vad = VoiceActivityDetector(quiet_vad(eagerness), DEFAULT_BARGE_IN, speech_model=SileroSpeech())
-    return Engine(vad, conversation, hold=Hold(eagerness), overlap=overlap)
+    only_speaker = speaker == "conversation"
+    return Engine(vad, conversation, hold=Hold(eagerness), overlap=overlap, speaker=only_speaker)
 
 
 def quiet_vad(eagerness: Eagerness) -> VadSettings:

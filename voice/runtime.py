@@ -29,7 +29,9 @@ from voice.engine.actions import (
     CancelTurn,
     DropTranscription,
     EngineAction,
+    JudgeSpeaker,
     JudgeTurnEnd,
+    KeepVoice,
     PausePlayback,
     Play,
     ResumePlayback,
@@ -48,6 +50,7 @@ from voice.engine.inputs import (
     FailedOutsideReply,
     LlmFailed,
     MicAudio,
+    SpeakerJudged,
     SynthesisFailed,
     SynthesisReady,
     ToolDone,
@@ -60,6 +63,8 @@ from voice.event_stream import EventStream
 from voice.llm.errors import Dispatch, ErrorCode, LLMError
 from voice.llm.port import ChatModel, ChatSettings, ToolSpec
 from voice.remote.errors import SpeechServerError
+from voice.speaker.voiceprint import Embed, Voiceprint
+from voice.speaker.weights import Tensor
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
@@ -67,6 +72,7 @@ FailureHandler = Callable[[Exception], Iterable[EngineInput]]
 # Work on the path of a turn's end or a reply: live partials never decode while any of it is asked for.
 TURN_PATH_WORK = ("asr", "turn-end", "tts")
 LogListener = Callable[[LogRecord], None]
+KEPT_VOICES = 16  # embeddings of judged stretches kept for KeepVoice, at most
 
 
 class Clock(Protocol):
@@ -307,6 +313,7 @@ class ActionRunner:
         buffer: PlaybackBuffer,
         session_log: SessionLog | None = None,
         end_of_turn: EndOfTurn | None = None,
+        speaker_embed: Embed | None = None,
     ) -> None:
         self.engine = engine
         self.buffer = buffer
@@ -322,6 +329,10 @@ class ActionRunner:
         self._asr_lock = threading.Lock()  # the loop drops transcriptions the ASR worker is taking
         self._asr_wanted: dict[int, CancelToken] = {}  # by utterance, until its transcription is over
         self._tts_turn: tuple[int, CancelToken] | None = None  # the turn being synthesized, and its cancel
+        # the conversation's speaker, when the engine asks whose voice it is (docs/architecture.md §10)
+        self._voiceprint = None if speaker_embed is None else Voiceprint(speaker_embed)
+        self._voices: dict[int, tuple[Tensor, float]] = {}  # embeddings judged, by stretch, until kept
+        self._speaker_lock = threading.Lock()  # one embedding at a time: ASR's and the speaker's workers
 
     @property
     def session_log(self) -> SessionLog | None:
@@ -365,6 +376,10 @@ class ActionRunner:
         """End the conversation (the turn in flight is cut, heard words kept in its log) and go on with a
         fresh one in ``session_log``; its turns number on, so late output of old turns is dropped."""
         self.feed(EndConversation())
+        if self._voiceprint is not None:
+            with self._speaker_lock:
+                self._voiceprint.reset()  # the next voice to take a turn is the new speaker
+                self._voices.clear()
         old_log, old = self._session_log, self.engine.conversation
         self.engine.start_conversation(Conversation(old.budget, turns_before=old.turns))
         self._session_log = session_log
@@ -436,6 +451,21 @@ class ActionRunner:
                         lambda: [TurnEndJudged(utterance, judge.probability_complete(audio))],
                         lambda exc: [FailedOutsideReply("turn-end", describe(exc))],
                     )
+            case JudgeSpeaker(stretch=stretch, audio=audio, before_transcript=before_transcript):
+                # a transcription's verdict shares ASR's worker, so it is in before the words it judges
+                self._work.run(
+                    "asr" if before_transcript else "speaker",
+                    lambda: [self._judge_speaker(stretch, audio)],
+                    lambda exc: [
+                        SpeakerJudged(stretch, None, audio.duration_s),
+                        FailedOutsideReply("speaker", describe(exc)),
+                    ],
+                )
+            case KeepVoice(stretch=stretch):
+                with self._speaker_lock:
+                    kept = self._voices.pop(stretch, None)
+                    if kept is not None and self._voiceprint is not None:
+                        self._voiceprint.add_embedding(*kept)
             case SendRequest(request=request, delay_s=delay_s):
                 self._thinker.send(request, delay_s)
             case CancelTurn(turn=turn, discarded=discarded):
@@ -486,6 +516,22 @@ class ActionRunner:
             with self._asr_lock:
                 if self._asr_wanted.get(utterance) is wanted:
                     del self._asr_wanted[utterance]
+
+    def _judge_speaker(self, stretch: int, audio: AudioBlock) -> SpeakerJudged:
+        """On a worker: how like the conversation's speaker ``audio`` sounds (None: nobody enrolled, too
+        little voice, or no voiceprint kept); its embedding is kept a while, for KeepVoice to fold in."""
+        seconds = audio.duration_s
+        with self._speaker_lock:
+            voiceprint = self._voiceprint
+            if voiceprint is None:
+                return SpeakerJudged(stretch, None, seconds)
+            embedding = voiceprint.embed(audio.samples)
+            if embedding is None:
+                return SpeakerJudged(stretch, None, seconds)
+            self._voices[stretch] = (embedding, seconds)
+            while len(self._voices) > KEPT_VOICES:  # stretches never kept (another voice, a window)
+                del self._voices[next(iter(self._voices))]
+            return SpeakerJudged(stretch, voiceprint.similarity(embedding), seconds)
 
     def _synthesize(self, turn: int, chunk: int, text: str, spoken: CancelToken) -> list[EngineInput]:
         """On the TTS worker: a cut turn's chunks are not spoken, and one a server is speaking is left."""

@@ -237,6 +237,14 @@ class VoiceActivityDetector:
         """True between a VoiceStarted and its VoiceEnded."""
         return self._active is not None
 
+    def utterance_so_far(self) -> AudioBlock | None:
+        """The audio of the utterance in progress, from its pre-roll to the last frame heard; None between
+        utterances (whose voice it is can be judged before it ends)."""
+        if self._active is None or not self._utterance:
+            return None
+        audio = np.concatenate([f.samples for f in self._utterance])
+        return AudioBlock(audio, self.rate, self._utterance[0].start)
+
     def reset(self) -> None:
         """Forget all audio, any utterance in progress and the clock position."""
         self._history.clear()
@@ -426,3 +434,6 @@ class Vad(Protocol):
 
     def end_utterance(self) -> None:
         """The user's turn was judged over at the last pause: voiced audio after it starts a new utterance."""
+
+    def utterance_so_far(self) -> AudioBlock | None:
+        """The audio of the utterance in progress so far; None between utterances."""

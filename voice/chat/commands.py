@@ -16,7 +16,13 @@ from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.client_events import Failure
-from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
+from voice.components import (
+    context_budget,
+    load_speech_models,
+    make_engine,
+    open_chat_model,
+    telling_voices_apart,
+)
 from voice.config.flags import (
     add_device_arguments,
     add_speech_arguments,
@@ -65,7 +71,7 @@ def _chat(args: argparse.Namespace) -> int:
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
-    models = load_speech_models(configured.speech)
+    models = telling_voices_apart(load_speech_models(configured.speech), configured.speaker)
     if live_view:
         trouble = preload_partials()  # the view shows your words as you say them from the start
         if trouble is not None:
@@ -78,7 +84,7 @@ def _chat(args: argparse.Namespace) -> int:
         stack.enter_context(log)
         work = Work(threaded=True)
         thinker = ChatModelThinker(model, settings, work, toolbox, toolbox.specs)
-        engine = make_engine(conversation, configured.eagerness, configured.overlap)
+        engine = make_engine(conversation, configured.eagerness, configured.overlap, configured.speaker)
         live = _live_chat(args.seconds) if live_view else None
         talk = DeviceConversation(
             engine,

@@ -150,6 +150,7 @@ class DeviceConversation:
             self.buffer,
             session_log,
             models.end_of_turn,
+            models.speaker_embed,
         )
         self._duplex = Duplex(self.runner, self._echo, self._on_mic_clock)
         real_input, real_output = device_openers(devices)

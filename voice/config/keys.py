@@ -15,6 +15,7 @@ from voice.config.llm import ENV_CONTEXT_TOKENS, ENV_GGUF, ENV_MODEL, ENV_URL
 from voice.config.telemetry import OTLP_ENDPOINT_ENV
 from voice.engine.hold import EAGERNESS
 from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, correcting_word
+from voice.engine.speaker_check import SPEAKERS
 from voice.errors import ConfigError
 from voice.speech_backends import Role, check_server_url, server_forms
 
@@ -227,6 +228,12 @@ KEYS = (
         "when to answer a turn that sounds finished at a short pause: high at once, low after the long "
         "silence, auto after a hold that adapts to the speaker",
         flag="--eagerness", dest="eagerness",
+    ),
+    Key(
+        "turn.speaker", one_of(*SPEAKERS), "anyone",
+        "whose voice takes turns: conversation = only the voice that started the conversation (a television "
+        "or a side conversation neither cuts a reply nor is answered; a second real user is not heard until "
+        "the conversation ends), anyone = every voice",
     ),
     Key(
         "turn.backchannels", listener_phrases, DEFAULT_BACKCHANNELS,

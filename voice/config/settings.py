@@ -63,6 +63,7 @@ class Settings:
     output_device: DeviceSpec
     echo_cancel: bool
     eagerness: Eagerness
+    speaker: str  # [turn] speaker: "conversation" (only its speaker takes turns) or "anyone"
     backchannels: tuple[str, ...]
     stop_phrases: tuple[str, ...]
     kiosk: KioskSettings
@@ -99,6 +100,7 @@ class Settings:
             "asr.context": self.asr_context,
             "tts.voice": self.tts_voice,
             "turn.eagerness": self.eagerness.value,
+            "turn.speaker": self.speaker,
             "turn.backchannels": self.backchannels,
             "turn.stop_phrases": self.stop_phrases,
             "asr.url": self.asr_url,
@@ -159,6 +161,7 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
         output_device=value["audio.output_device"],
         echo_cancel=value["audio.echo_cancel"],
         eagerness=Eagerness(value["turn.eagerness"]),
+        speaker=value["turn.speaker"],
         backchannels=tuple(value["turn.backchannels"]),
         stop_phrases=tuple(value["turn.stop_phrases"]),
         kiosk=KioskSettings(

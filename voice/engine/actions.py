@@ -45,6 +45,27 @@ class JudgeTurnEnd:
 
 
 @dataclass(frozen=True)
+class JudgeSpeaker:
+    """Score ``audio`` against the conversation's voiceprint; answer with SpeakerJudged(``stretch``).
+
+    ``before_transcript``: the audio of a transcription, judged on ASR's worker ahead of it, so its
+    verdict is in before its words; otherwise a stretch of voice still going on, judged at once.
+    """
+
+    stretch: int
+    audio: AudioBlock
+    before_transcript: bool = False
+
+
+@dataclass(frozen=True)
+class KeepVoice:
+    """The stretch judged as ``stretch`` was the speaker's and took a turn: fold it into the voiceprint
+    (the first one enrolls the conversation's speaker)."""
+
+    stretch: int
+
+
+@dataclass(frozen=True)
 class SendRequest:
     """Stream this request from the LLM after ``delay_s`` (non-zero only for a retry)."""
 
@@ -128,6 +149,8 @@ EngineAction: TypeAlias = (
     Transcribe
     | DropTranscription
     | JudgeTurnEnd
+    | JudgeSpeaker
+    | KeepVoice
     | SendRequest
     | CancelTurn
     | Synthesize

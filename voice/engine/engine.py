@@ -44,6 +44,7 @@ from voice.engine.inputs import (
     LlmToolCall,
     MicAudio,
     MuteMicrophone,
+    SpeakerJudged,
     SynthesisFailed,
     SynthesisReady,
     TextInput,
@@ -57,6 +58,7 @@ from voice.engine.overlap import OverlapPhrases
 from voice.engine.pause_ends import PauseEnds
 from voice.engine.phases import USER_TALKING, Entries, Handler, Phase, row, stays, without_reply
 from voice.engine.replies import Replies
+from voice.engine.speaker_check import ANOTHER_VOICE, SpeakerCheck
 from voice.engine.tool_runs import HeldInput
 from voice.engine.user_input import fresh_id, seen, told_input
 from voice.engine.utterances import Utterances
@@ -85,12 +87,14 @@ class Engine:
         rate: int = ENGINE_RATE,
         hold: Hold | None = None,
         overlap: OverlapPhrases | None = None,
+        speaker: bool = False,
     ) -> None:
         self._vad = vad
         self.conversation = conversation or Conversation()
         self.rate = rate
         self.judge = WordsJudge(overlap or OverlapPhrases(), rate)
         self.hold = hold or Hold(rate=rate)
+        self.speaker = SpeakerCheck(speaker, rate)  # only the conversation's speaker takes turns, if on
         self._phase = Phase.LISTENING
         self._handling: list[tuple[Phase, type]] = []  # the table's entries being handled, innermost last
         self._outbox = Outbox(Phase.LISTENING.value)
@@ -220,11 +224,83 @@ class Engine:
             block = replace(block, samples=np.zeros_like(block.samples))
         actions: list[EngineAction] = []
         for vad_event in self._vad.process(block, self.assistant_audible()):
+            if self.speaker.overheard is not None:  # another voice's: it neither pauses nor takes a turn
+                if isinstance(vad_event, VoiceEnded):
+                    self.speaker.vad_utterance_ended()
+                continue
+            if isinstance(vad_event, VoiceStarted) and self.speaker.overhears_from(vad_event.sample):
+                continue  # the voice that went on after the speaker stopped
+            if isinstance(vad_event, VoicePaused | VoiceEnded):
+                vad_event = self.speaker.trimmed(vad_event)
             actions += self._dispatch(vad_event)
+        actions += self._judge_voice_so_far()
         actions += self.pause_ends.play_if_hold_passed(self._clock)
         if self.replies.tools_overdue(self._clock):
             actions += self._dispatch(ToolsOverdue())
         return actions
+
+    def _judge_voice_so_far(self) -> list[EngineAction]:
+        """Over a reply, whose voice is talking, before it ends: at 0.5 s and 1 s of an utterance, and every
+        half second of a voice overheard (docs/architecture.md §10)."""
+        speaker = self.speaker
+        if speaker.overheard_due(self._clock):
+            audio = self._vad.utterance_so_far()
+            return [] if audio is None else [speaker.judge_overheard(self._clock, audio)]
+        said = self.utterances.open
+        if said is not None and speaker.followed_due(said.start, self._clock):
+            audio = self._vad.utterance_so_far()
+            return [] if audio is None else [speaker.judge_followed(self._clock, audio)]
+        if self._phase is not Phase.PAUSED or said is None:
+            return []
+        if not speaker.open_utterance_due(said.start, self._clock):
+            return []
+        audio = self._vad.utterance_so_far()
+        return [] if audio is None else [speaker.judge_open(said.start, self._clock, audio)]
+
+    def _on_speaker_judged(self, event: SpeakerJudged) -> list[EngineAction]:
+        """Over a reply, another voice resumes it; in a voice overheard, the speaker's starts an utterance,
+        which ends where their voice does."""
+        move = self.speaker.took(event)
+        if move is None:
+            return []
+        kind, key, sample = move
+        said = self.utterances.open
+        if kind == "open":
+            over_reply = self._phase is Phase.PAUSED and self.replies.in_flight is not None
+            return self._another_voice() if over_reply and said is not None and said.start == key else []
+        if kind == "followed":
+            return self._speaker_stopped(sample) if said is not None and said.start == key else []
+        overheard = self.speaker.overheard
+        if overheard is None or overheard.start != key:
+            return []
+        return self._dispatch(VoiceStarted(self.speaker.promote(sample, self._clock)))
+
+    def _speaker_stopped(self, end: int) -> list[EngineAction]:
+        """The speaker's voice in an utterance found among another's ended at ``end``, while the other goes
+        on: the utterance ends there, as the long silence would end it, and the rest is overheard."""
+        audio = self._vad.utterance_so_far()
+        start = self.speaker.promoted_from
+        if audio is None or start is None:
+            return []
+        first, last = max(0, start - audio.start), max(0, end - audio.start)
+        said = AudioBlock(audio.samples[first:last], audio.rate, audio.start + first)
+        self.speaker.speaker_stopped(self._clock)
+        return self.end_utterance(end, said)
+
+    def _another_voice(self) -> list[EngineAction]:
+        """The voice over the reply is not the speaker's: the reply goes on as it does for echo, the rest of
+        that voice is overheard, and the log and the stream say what was ignored."""
+        said = self.utterances.open
+        if said is None:
+            raise ProtocolError("another voice judged with no utterance open")
+        actions = self.utterances.drop_open()
+        self.speaker.overhear(said.start, self._clock)
+        now = self.now()
+        self._emit(stream.SpeechStopped(now))
+        self.conversation.note_ignored("", ANOTHER_VOICE, now)
+        self._emit(stream.InputIgnored("", ANOTHER_VOICE, self.active_turn, now))
+        self.enter(Phase.THINKING)
+        return actions + self.replies.resume(self.replies.require())
 
     def _on_speech_started(self, event: VoiceStarted) -> list[EngineAction]:
         """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
@@ -248,6 +324,7 @@ class Engine:
         self.hold.user_paused(None if over_reply else event.sample)  # a pause over a reply may be echo
         audio = self.early.whole(event.utterance)
         actions = self.utterances.paused(event.sample, audio, over_reply, self.conversation.last_said)
+        actions = self.speaker.with_transcriptions(actions)
         if self.hold.ends_early:
             return actions
         return [action for action in actions if not isinstance(action, JudgeTurnEnd)]
@@ -265,6 +342,8 @@ class Engine:
         self.early.continuing = None
         self.hold.user_paused(None)
         actions = self.utterances.ended(event.sample, audio, over_reply, self.conversation.last_said)
+        actions = self.speaker.with_transcriptions(actions)
+        self.speaker.vad_utterance_ended()
         self.early.tell(stream.SpeechStopped(self.now(event.sample)))
         self.enter(Phase.THINKING)
         return actions
@@ -275,18 +354,27 @@ class Engine:
         said = self.utterances.claim(event)
         if said is None:  # an early transcript: with the model's judgement, it may end the turn
             return self.pause_ends.turn_at_pause(self._clock)
+        if self.speaker.transcription_is_other(event.utterance):  # not the conversation's speaker: no turn
+            return self._ignore(event.text, ANOTHER_VOICE)
         verdict = self.judge.judge(event.text, said, *self.replies.overlapped())
         if verdict is Verdict.NOT_USER:
-            why = self.judge.not_user_why(event.text, said, *self.replies.overlapped())
-            self.conversation.note_ignored(event.text, why, self.now())
-            self._emit(stream.InputIgnored(event.text.strip(), why, self.active_turn, self.now()))
-            return self._no_words()
+            return self._ignore(
+                event.text, self.judge.not_user_why(event.text, said, *self.replies.overlapped())
+            )
         if verdict is Verdict.BACKCHANNEL:
+            self.speaker.forget_transcription(event.utterance)
             return self._take_backchannel(event.text)
         self.replies.input_end = said.end
         self.hold.went_on(said.start)  # words this soon after a turn ended at a pause: it was a pause
         take = self._take_stop if verdict is Verdict.STOP else self._take_input
-        return take(event.text, fresh_id(stream.SPOKEN_INPUT, self.conversation, self.held))
+        kept = self.speaker.keep(event.utterance)  # the speaker's voice (the first enrolls them)
+        return kept + take(event.text, fresh_id(stream.SPOKEN_INPUT, self.conversation, self.held))
+
+    def _ignore(self, text: str, why: str) -> list[EngineAction]:
+        """Speech that was not the user's words (``why``): the log and the stream say so, nothing is asked."""
+        self.conversation.note_ignored(text, why, self.now())
+        self._emit(stream.InputIgnored(text.strip(), why, self.active_turn, self.now()))
+        return self._no_words()
 
     def _take_backchannel(self, text: str) -> list[EngineAction]:
         """A listener's word over the reply: it goes on (the word the pause cut plays again), nothing is
@@ -375,6 +463,7 @@ class Engine:
         actions = self.utterances.drop_all() + self.replies.end_for_good()
         self.held.deliver(self.conversation)
         self.judge.forget()
+        self.speaker.new_conversation()  # the next voice to take a turn is the new speaker
         self.enter_without_reply()
         return actions
 
@@ -419,6 +508,10 @@ TRANSITIONS: Entries = {
     **stays(VoiceResumed, _E._on_speech_resumed, USER_TALKING),
     **row(VoiceEnded, _E._on_speech_ended, {U: {T}, P: {T}}),
     **stays(TurnEndJudged, _E._on_turn_end_judged, _EVERY_PHASE),  # may end the user's turn at the pause
+    # another voice over a reply resumes it; the speaker's found in an overheard voice starts an utterance
+    **row(
+        SpeakerJudged, _E._on_speaker_judged, {L: set(), U: set(), P: {T, S, L}, T: set(), S: set(), H: set()}
+    ),
     **row(HoldPassed, _of_reply(_R.on_hold_passed), {H: {S, T, L}}),
     # what the user said or typed, and what they pressed
     **row(TranscriptReady, _E._on_transcript, {L: {T}, U: {P}, P: {U}, T: {S, L, H}, S: {T, L}, H: {T, L}}),

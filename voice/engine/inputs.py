@@ -42,6 +42,17 @@ class TurnEndJudged:
 
 
 @dataclass(frozen=True)
+class SpeakerJudged:
+    """How like the conversation's speaker the stretch of JudgeSpeaker(``stretch``) sounds: the cosine
+    of its voice embedding to the voiceprint, None when it held too little voice or nobody is enrolled;
+    ``voiced_s`` is how long the stretch was."""
+
+    stretch: int
+    similarity: float | None
+    voiced_s: float
+
+
+@dataclass(frozen=True)
 class TextInput:
     """Typed user input (or a client's); ``input_id`` lets a retried delivery be recognised and dropped."""
 
@@ -144,6 +155,7 @@ EngineInput: TypeAlias = (
     | TranscriptReady
     | TranscriptFailed
     | TurnEndJudged
+    | SpeakerJudged
     | TextInput
     | CancelReply
     | MuteMicrophone

@@ -97,6 +97,11 @@ class Utterances:
         self._speculation = _Offer(self._asked, sample, audio)
         return [*stale, Transcribe(self._asked, audio, over_reply, context), JudgeTurnEnd(self._asked, audio)]
 
+    def drop_open(self) -> list[EngineAction]:
+        """The utterance under way was another voice's: no one's turn; its early offer is dropped."""
+        self.open = None
+        return self._drop_speculation()
+
     def resumed(self) -> list[EngineAction]:
         """The user went on after the pause: its offer and any judgement of it no longer count."""
         return self._drop_speculation()

@@ -58,7 +58,10 @@ class KioskAssistant:
         if wrap_transcriber is not None:
             models = replace(models, transcriber=wrap_transcriber(models.transcriber))
         self._talk = DeviceConversation(
-            make_engine(conversation, eagerness, overlap),
+            # only the conversation's speaker takes turns if the audio setup loaded what tells voices apart
+            make_engine(
+                conversation, eagerness, overlap, "anyone" if models.speaker is None else "conversation"
+            ),
             models,
             self._thinker,
             self.work,

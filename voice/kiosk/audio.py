@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from voice.audio.echo import EchoCanceller
 from voice.chat.driver import DeviceSettings, OpenInput, OpenOutput, default_echo_canceller
-from voice.components import SpeechModels, load_speech_models
+from voice.components import SpeechModels, load_speech_models, telling_voices_apart
 from voice.config.kiosk import AUDIO_MODES
 from voice.errors import ConfigError
 from voice.kiosk.browser_audio import BrowserAudio
@@ -44,16 +44,17 @@ def audio_setup(
     devices: DeviceSettings,
     echo_cancel: bool = True,
     speech: SpeechChoice | None = None,
+    speaker: str = "anyone",
 ) -> AudioSetup:
-    """Load what ``mode`` needs (whisper and piper or their servers, as load_speech_models takes them, for
-    real sound only)."""
+    """Load what ``mode`` needs (whisper and piper or their servers, as load_speech_models takes them, and
+    the speaker encoder for ``speaker`` "conversation", for real sound only)."""
     check_mode(mode)
     if mode == "none":
         open_input, open_output = silent_openers(devices.block_ms)
         models = SpeechModels(NoMicrophone(), ReadingPace())
         return AudioSetup(mode, models, None, devices, open_input, open_output)
     canceller = default_echo_canceller() if echo_cancel else None
-    models = load_speech_models(speech)
+    models = telling_voices_apart(load_speech_models(speech), speaker)
     if mode == "websocket":
         browser = BrowserAudio(block_ms=devices.block_ms)
         return AudioSetup(mode, models, canceller, devices, browser.open_input, browser.open_output, browser)

@@ -67,6 +67,7 @@ def _kiosk(args: argparse.Namespace) -> int:
         devices,
         configured.echo_cancel,
         configured.speech,
+        configured.speaker,
     )
     server = ServerSettings(kiosk.host, kiosk.port, kiosk.token, kiosk.allow_origins)
     keeper = KeeperSettings(kiosk.fresh_after_s, kiosk.wake)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.asr.partial_whisper import whisper_partials
-from voice.components import load_speech_models
+from voice.components import load_speech_models, telling_voices_apart
 from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.sim.run import prepare_out_dir, run_scenario
@@ -42,12 +42,13 @@ def _simulate(args: argparse.Namespace) -> int:
     """The scenario decides the LLM; the config chooses the speech models and adds its MCP servers.
 
     Eagerness: a flag beats the scenario's ``turn.eagerness``, which beats the config's; the scenario's
-    ``turn.backchannels`` and ``turn.stop_phrases`` beat the config's.
+    ``turn.backchannels``, ``turn.stop_phrases`` and ``turn.speaker`` beat the config's.
     """
     configured = load_settings(args, os.environ)
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
-    models = load_speech_models(configured.speech)
+    speaker = scenario.speaker or configured.speaker
+    models = telling_voices_apart(load_speech_models(configured.speech), speaker)
     pinned = args.eagerness is None and scenario.eagerness is not None
     eagerness = scenario.eagerness if pinned else configured.eagerness
     report = run_scenario(
@@ -58,6 +59,7 @@ def _simulate(args: argparse.Namespace) -> int:
         mcp_servers=configured.mcp_servers,
         eagerness=eagerness,
         overlap=configured.overlap,
+        speaker=speaker,
         partials=whisper_partials() if args.partials else None,
     )
     turns = report["turns"]

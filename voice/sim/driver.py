@@ -36,6 +36,7 @@ from voice.sim.room import ClockSlip, MicTrack, echo_of
 from voice.sim.scenario import Scenario, ScriptedLlm, UserCue
 from voice.sim.scripted_llm import ScriptedChatModel, ScriptedTools
 from voice.sim.virtual_clock import VirtualClock
+from voice.speaker.voiceprint import Embed
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 
@@ -58,6 +59,7 @@ class Pipeline:
     end_of_turn: EndOfTurn | None = None
     tools: Tools | None = None
     tool_specs: tuple[ToolSpec, ...] = ()
+    speaker_embed: Embed | None = None  # whose voice a stretch is, when only the speaker takes turns
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class RoomSimulation:
             PlaybackBuffer(ENGINE_RATE),
             session_log,
             pipeline.end_of_turn,
+            pipeline.speaker_embed,
         )
         self._duplex = Duplex(self._runner, self._echo, self._on_mic_clock)
         # the user's words as they speak, when asked: decoded inline in virtual time, on a thread in real time

@@ -13,7 +13,14 @@ from voice.asr.partials import PartialDecoder
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.echo import WebRtcEchoCanceller
 from voice.audio.wav import write_wav
-from voice.components import SpeechModels, context_budget, load_speech_models, make_engine, open_chat_model
+from voice.components import (
+    SpeechModels,
+    context_budget,
+    load_speech_models,
+    make_engine,
+    open_chat_model,
+    telling_voices_apart,
+)
 from voice.config.llm import LlmConfig, resolve_llm_config
 from voice.conversation.context_window import ContextBudget
 from voice.conversation.continuation import Conversation
@@ -59,6 +66,7 @@ def run_scenario(
     eagerness: Eagerness | None = None,
     overlap: OverlapPhrases | None = None,
     partials: PartialDecoder | None = None,
+    speaker: str | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` with the real components and write the four outputs into ``out``.
 
@@ -66,10 +74,13 @@ def run_scenario(
     its script does not. ``eagerness`` (a flag) overrides the scenario's, which defaults to auto;
     the scenario's backchannels and stop phrases override ``overlap`` (the config's), else the defaults.
     With ``partials`` the user's words are also decoded as they speak (``input.partial`` events).
+    ``speaker`` (the config's) says whose voice takes turns unless the scenario pins it; "conversation"
+    needs ``models`` with a speaker encoder, loaded here when none are given.
     """
     eagerness = eagerness or scenario.eagerness or Eagerness.AUTO
     overlap = scenario.overlap or overlap
-    models = models or load_speech_models()
+    speaker = scenario.speaker or speaker or "anyone"
+    models = telling_voices_apart(models or load_speech_models(), speaker)
     with contextlib.ExitStack() as stack:
         toolbox = stack.enter_context(McpToolbox((*scenario.mcp_servers, *mcp_servers)))
         chat_model: SizedChatModel | None = None
@@ -85,13 +96,14 @@ def run_scenario(
         pipeline = Pipeline(
             models.transcriber,
             models.synthesizer,
-            lambda: make_engine(Conversation(budget), eagerness, overlap),
+            lambda: make_engine(Conversation(budget), eagerness, overlap, speaker),
             echo_canceller,
             chat_model,
             settings,
             models.end_of_turn,
             toolbox if toolbox.specs else None,
             toolbox.specs,
+            models.speaker_embed,
         )
         out.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(SessionLog.create(out / "session.jsonl"))

@@ -11,6 +11,7 @@ from typing import Any
 from voice.asr.transcript_words import phrase_key
 from voice.engine.hold import Eagerness, parse_eagerness
 from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, OverlapPhrases, correcting_word
+from voice.engine.speaker_check import SPEAKERS
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
@@ -103,6 +104,7 @@ class Scenario:
     # ``"turn": {"backchannels": [...], "stop_phrases": [...]}`` pins them (a list left out: the default);
     # None: the config's
     overlap: OverlapPhrases | None = None
+    speaker: str | None = None  # ``"turn": {"speaker": "conversation"}`` pins it; None: the config's
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -137,10 +139,10 @@ def _parse(path: Path, data: Any) -> Scenario:
     room = _room(base, data.get("room"))
     llm, mcp = _llm(base, data["llm"]), _mcp(path, data.get("mcp"))
     turn = data.get("turn")
-    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn))
+    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn), _speaker(turn))
 
 
-_TURN_KEYS = {"eagerness", "backchannels", "stop_phrases"}
+_TURN_KEYS = {"eagerness", "backchannels", "stop_phrases", "speaker"}
 
 
 def _eagerness(data: Any) -> Eagerness | None:
@@ -149,6 +151,14 @@ def _eagerness(data: Any) -> Eagerness | None:
     if not isinstance(data, dict) or set(data) - _TURN_KEYS:
         raise TypeError(f"turn must be an object with only {', '.join(sorted(_TURN_KEYS))}")
     return None if data.get("eagerness") is None else parse_eagerness(data["eagerness"])
+
+
+def _speaker(data: Any) -> str | None:
+    """Whose voice takes turns, if the scenario says (``turn`` is checked): "conversation" or "anyone"."""
+    speaker = None if data is None else data.get("speaker")
+    if speaker is not None and speaker not in SPEAKERS:
+        raise ValueError(f"turn.speaker must be one of {', '.join(SPEAKERS)}, not {speaker!r}")
+    return speaker
 
 
 def _overlap(data: Any) -> OverlapPhrases | None:

@@ -58,6 +58,10 @@ class Voiceprint:
         """Voiced seconds the print stands for now (at most ``memory_s``)."""
         return self._seconds
 
+    def embed(self, samples: Samples) -> Tensor | None:
+        """The embedding of 16 kHz ``samples`` (None: too little voice), to score and later fold in."""
+        return self._embed(samples)
+
     def score(self, samples: Samples) -> SpeakerScore:
         """How near 16 kHz ``samples`` come to the print; the print is left as it was."""
         seconds = len(samples) / RATE

@@ -27,6 +27,7 @@ class ScriptedVad:
         self.next_events: list[VadEvent] = []
         self.assistant_speaking = False  # as the engine said at the last block
         self.utterances_ended = 0  # times the engine ended an utterance at a pause
+        self.so_far: AudioBlock | None = None  # what utterance_so_far answers
 
     def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
         self.assistant_speaking = assistant_speaking
@@ -35,6 +36,10 @@ class ScriptedVad:
 
     def end_utterance(self) -> None:
         self.utterances_ended += 1
+
+    def utterance_so_far(self) -> AudioBlock | None:
+        """The script's utterance in progress, if one is set (``so_far``)."""
+        return self.so_far
 
 
 class Hears:

@@ -1,0 +1,110 @@
+"""Only the conversation's speaker takes turns (``"turn": {"speaker": "conversation"}``), in the virtual room
+with the real whisper, piper, Smart Turn and speaker encoder (docs/architecture.md §10).
+
+The user is piper's joe (the first question enrolls the voice); the television is a real LibriVox reader
+(audio/real/, held out from the verdict's tuning), reverberated and 12 dB under the user, talking on without
+a pause between its clips; the side conversation is two real people of audio/real/ taking turns near the mic.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.other_voices import chat, television
+from tests.support.paths import AUDIO
+from tests.support.scenarios import cue, read_events, simulate, words
+from voice.components import SpeechModels
+
+pytestmark = [pytest.mark.slow, pytest.mark.models]
+
+STORY = (
+    "Once upon a time, a small red fox lived at the edge of a quiet forest. Every morning she crept down "
+    "to the river to watch the fish jump. One day she found a lost duckling there and walked it all the "
+    "way home to its mother. The mother duck was so grateful that she invited the fox to dinner. The fox, "
+    "who had never been invited anywhere, brushed her tail and arrived early with a bunch of wild flowers. "
+    "They ate berries and seeds and talked until the moon rose over the trees. After that evening the fox "
+    "and the ducks met every week by the water, and the other animals of the forest began to wonder what "
+    "had happened to the sly red fox they used to fear."
+)
+SUNDAY = "Sunday looks dry and sunny."
+MANIFEST = {entry["file"]: entry for entry in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]}
+
+
+def with_television(tmp_path: Path, speaker: str, cut_in: bool = True) -> dict[str, Any]:
+    """The user asks for a story; a television comes on 1.5 s into it; 9 s in, the user cuts in."""
+    tv = television(tmp_path, AUDIO / "fox-story.wav")
+    user = [cue("fox-story.wav", at_s=0.5), {"wav": str(tv), "during_reply": 1, "after_ms": 1500}]
+    if cut_in:
+        user.append(cue("check-sunday.wav", during_reply=1, after_ms=9000))
+    return {
+        "llm": {"replies": [STORY, SUNDAY], "first_delta_ms": 300, "delta_ms": 40},
+        "user": user,
+        "end_s": 40.0,
+        "turn": {"speaker": speaker},
+    }
+
+
+def ignored(out: Path) -> list[str]:
+    return [event["why"] for event in read_events(out) if event["type"] == "input.ignored"]
+
+
+def test_a_television_neither_cuts_the_reply_nor_is_answered_and_the_users_cut_in_still_cuts_it(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    report, out = simulate(tmp_path, speech_models, with_television(tmp_path, "conversation"))
+
+    turns = report["turns"]
+    assert len(turns) == 2, [turn["request"][-1] for turn in turns]  # the question and the cut-in: not the TV
+    story, sunday = turns
+    assert story["interrupted"]
+    cut_in = next(c for c in report["user_audio"] if c["wav"] == "check-sunday.wav")
+    onset = cut_in["at_s"] + MANIFEST["check-sunday.wav"]["start_s"]
+    end = cut_in["at_s"] + MANIFEST["check-sunday.wav"]["end_s"]
+    # the story played on until the user spoke, and stopped while they did
+    assert onset < story["audio_end_s"] < end
+    asked = words(sunday["request"][-1]["text"])
+    assert {"forecast", "sunday"} <= set(asked), asked  # the user's words reached the request
+    assert len(asked) <= len(words(MANIFEST["check-sunday.wav"]["text"])) + 3, asked  # and few of the TV's
+    assert sunday["spoken"] == SUNDAY  # its answer played whole with the television still on
+    assert "another voice" in ignored(out)
+    print(f"\ncut-in reaction over the television: {(story['audio_end_s'] - onset) * 1000:.0f} ms")
+
+
+def test_with_anyone_taking_turns_the_television_cuts_the_reply_as_before(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    report, out = simulate(tmp_path, speech_models, with_television(tmp_path, "anyone", cut_in=False))
+
+    story = report["turns"][0]
+    assert story["interrupted"]
+    assert story["audio_end_s"] < 0.5 + 2.35 + 1.5 + 6.0  # cut by the television, long before it ended
+    assert len(report["turns"]) >= 2  # and the television was answered
+    assert "another voice" not in ignored(out)
+
+
+def test_two_people_chatting_over_the_reply_do_not_cut_it(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    chatting = chat(tmp_path, AUDIO / "fox-story.wav")
+    report, out = simulate(
+        tmp_path,
+        speech_models,
+        {
+            "llm": {"replies": [STORY], "first_delta_ms": 300, "delta_ms": 40},
+            "user": [
+                cue("fox-story.wav", at_s=0.5),
+                {"wav": str(chatting), "during_reply": 1, "after_ms": 2000},
+            ],
+            "end_s": 60.0,
+            "turn": {"speaker": "conversation"},
+        },
+    )
+
+    (story,) = report["turns"]  # nothing they said was sent to the model
+    assert not story["interrupted"]
+    assert story["spoken"] == STORY
+    assert "another voice" in ignored(out)
