@@ -31,6 +31,7 @@ STORY = (
     "had happened to the sly red fox they used to fear."
 )
 SUNDAY = "Sunday looks dry and sunny."
+TIMER = "Your timer is set."
 MANIFEST = {entry["file"]: entry for entry in json.loads((AUDIO / "manifest.json").read_text())["fixtures"]}
 
 
@@ -38,10 +39,10 @@ def with_television(tmp_path: Path, speaker: str, cut_in: bool = True) -> dict[s
     """The user asks for a story; a television comes on 1.5 s into it; 9 s in, the user cuts in."""
     tv = television(tmp_path, AUDIO / "fox-story.wav")
     user = [cue("fox-story.wav", at_s=0.5), {"wav": str(tv), "during_reply": 1, "after_ms": 1500}]
-    if cut_in:
-        user.append(cue("check-sunday.wav", during_reply=1, after_ms=9000))
+    if cut_in:  # then, the television still on, a question in the quiet
+        user += [cue("check-sunday.wav", during_reply=1, after_ms=9000), cue("timer-pause.wav", at_s=20.0)]
     return {
-        "llm": {"replies": [STORY, SUNDAY], "first_delta_ms": 300, "delta_ms": 40},
+        "llm": {"replies": [STORY, SUNDAY, TIMER], "first_delta_ms": 300, "delta_ms": 40},
         "user": user,
         "end_s": 40.0,
         "turn": {"speaker": speaker},
@@ -58,8 +59,8 @@ def test_a_television_neither_cuts_the_reply_nor_is_answered_and_the_users_cut_i
     report, out = simulate(tmp_path, speech_models, with_television(tmp_path, "conversation"))
 
     turns = report["turns"]
-    assert len(turns) == 2, [turn["request"][-1] for turn in turns]  # the question and the cut-in: not the TV
-    story, sunday = turns
+    assert len(turns) == 3, [turn["request"][-1] for turn in turns]  # the user's three turns: none of the TV
+    story, sunday, timer = turns
     assert story["interrupted"]
     cut_in = next(c for c in report["user_audio"] if c["wav"] == "check-sunday.wav")
     onset = cut_in["at_s"] + MANIFEST["check-sunday.wav"]["start_s"]
@@ -70,8 +71,15 @@ def test_a_television_neither_cuts_the_reply_nor_is_answered_and_the_users_cut_i
     assert {"forecast", "sunday"} <= set(asked), asked  # the user's words reached the request
     assert len(asked) <= len(words(MANIFEST["check-sunday.wav"]["text"])) + 3, asked  # and few of the TV's
     assert sunday["spoken"] == SUNDAY  # its answer played whole with the television still on
+    asked = words(timer["request"][-1]["text"])
+    assert {"set", "timer", "minutes"} <= set(asked), asked  # the question in the quiet, the TV talking on
+    assert len(asked) <= len(words(MANIFEST["timer-pause.wav"]["text"])) + 3, asked
     assert "another voice" in ignored(out)
-    print(f"\ncut-in reaction over the television: {(story['audio_end_s'] - onset) * 1000:.0f} ms")
+    created = {e["turn"]: e["t"] for e in read_events(out) if e["type"] == "response.created"}
+    answered = [created[2] - end, created[3] - (20.0 + MANIFEST["timer-pause.wav"]["end_s"])]
+    assert max(answered) < 2.5  # the end of their voice ended the turn: no wait for the television to pause
+    reaction = (story["audio_end_s"] - onset) * 1000
+    print(f"\ncut-in reaction over the television {reaction:.0f} ms; answered {answered} s after the voice")
 
 
 def test_with_anyone_taking_turns_the_television_cuts_the_reply_as_before(

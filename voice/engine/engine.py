@@ -226,7 +226,7 @@ class Engine:
         for vad_event in self._vad.process(block, self.assistant_audible()):
             if self.speaker.overheard is not None:  # another voice's: it neither pauses nor takes a turn
                 if isinstance(vad_event, VoiceEnded):
-                    self.speaker.vad_utterance_ended()
+                    self.speaker.vad_utterance_ended(self._clock)
                 continue
             if isinstance(vad_event, VoiceStarted) and self.speaker.overhears_from(vad_event.sample):
                 continue  # the voice that went on after the speaker stopped
@@ -276,12 +276,12 @@ class Engine:
         return self._dispatch(VoiceStarted(self.speaker.promote(sample, self._clock)))
 
     def _speaker_stopped(self, end: int) -> list[EngineAction]:
-        """The speaker's voice in an utterance found among another's ended at ``end``, while the other goes
-        on: the utterance ends there, as the long silence would end it, and the rest is overheard."""
+        """The speaker's voice in the open utterance ended at ``end`` while another's goes on: the utterance
+        ends there, as the long silence would end it, and the rest is overheard."""
         audio = self._vad.utterance_so_far()
-        start = self.speaker.promoted_from
-        if audio is None or start is None:
+        if audio is None:
             return []
+        start = audio.start if self.speaker.promoted_from is None else self.speaker.promoted_from
         first, last = max(0, start - audio.start), max(0, end - audio.start)
         said = AudioBlock(audio.samples[first:last], audio.rate, audio.start + first)
         self.speaker.speaker_stopped(self._clock)
@@ -343,7 +343,7 @@ class Engine:
         self.hold.user_paused(None)
         actions = self.utterances.ended(event.sample, audio, over_reply, self.conversation.last_said)
         actions = self.speaker.with_transcriptions(actions)
-        self.speaker.vad_utterance_ended()
+        self.speaker.vad_utterance_ended(self._clock)
         self.early.tell(stream.SpeechStopped(self.now(event.sample)))
         self.enter(Phase.THINKING)
         return actions

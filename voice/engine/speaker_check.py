@@ -10,9 +10,10 @@ Three kinds of stretch are judged:
 - over a reply, the open utterance at ``JUDGE_AT_S`` from its onset: another voice resumes the reply, and
   the rest of that voice is *overheard*, its VAD events kept from the engine's table;
 - while a voice is overheard, its last ``WINDOW_S`` every ``STEP_S``: the speaker's voice in it (the user
-  cutting in while the television goes on) becomes an utterance from that window on, *followed*: judged
-  the same way while it lasts, it ends where the speaker's voice does (the television going on holds
-  no turn open), and the voice going on after it is overheard again.
+  cutting in while the television goes on) becomes an utterance from that window on;
+- every open utterance, from ``FOLLOW_FROM_S`` on, the same way (*followed*): once the speaker's voice was
+  heard in it, ``STOPPED_AFTER`` windows in a row of another's end it where the speaker's voice ended (the
+  television talking on holds no turn open), and the voice going on after it is overheard.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ MIN_VOICED_S = 0.5  # a verdict on a shorter stretch is not taken: too little vo
 # at 0.5 s is refused at 1 s, where 0.66 refused 3 % of the held-out users' stretches and none of it.
 SHORT_S, SHORT_SAME_SPEAKER = 0.75, 0.43
 VAD_PRE_ROLL_S = 0.3  # the audio the VAD gives an utterance begins this long before its voice
+FOLLOW_FROM_S = 1.5  # an open utterance's windows are judged from this long after its onset
 STOPPED_AFTER = 2  # windows in a row judged another voice that end a followed utterance
 PRE_ROLL_S = 0.2  # an utterance found in an overheard voice starts this much before its window
 KEPT_TRANSCRIPTIONS = 16  # verdicts of transcriptions not yet taken, at most (dropped ones never are)
@@ -51,6 +53,16 @@ class _Asked:
     start: int  # where the judged audio starts on the clock
     end: int
     voiced_s: float  # seconds of voice in it, as far as the engine knows (the audio holds a pre-roll too)
+
+
+@dataclass
+class Followed:
+    """An utterance judged window by window while it lasts: it ends where the speaker's voice does."""
+
+    onset: int
+    next_judged_at: int
+    speaker_until: int | None = None  # the end of its last window judged the speaker's
+    others_in_a_row: int = 0  # windows since then judged another voice
 
 
 @dataclass
@@ -77,11 +89,8 @@ class SpeakerCheck:
         self._open_marks: tuple[int, set[float]] | None = None  # the open utterance's onset, marks asked
         self.overheard: Overheard | None = None
         self.promoted_from: int | None = None  # an utterance found in an overheard voice: its audio from here
-        self._followed: tuple[int, int, int] | None = (
-            None  # its onset, next judged at, the speaker's last end
-        )
+        self._followed: Followed | None = None  # the open utterance, judged window by window
         self._overhear_after: int | None = None  # a followed utterance's end: a voice going on is another's
-        self._others_in_a_row = 0  # windows of the followed utterance judged another voice, lately
 
     # -- asking -----------------------------------------------------------------------------------
 
@@ -136,17 +145,21 @@ class SpeakerCheck:
         return self._ask("overheard", overheard.start, recent, recent.duration_s)
 
     def followed_due(self, onset: int, clock: int) -> bool:
-        """The utterance begun at ``onset`` was found in another voice, and its next window is due."""
-        followed = self._followed
-        return followed is not None and followed[0] == onset and clock >= followed[1]
+        """The open utterance begun at ``onset`` is due to have its last window judged (from FOLLOW_FROM_S
+        on, every STEP_S): once the speaker's voice was heard in it, another's going on ends it."""
+        if not self.enabled:
+            return False
+        if self._followed is None or self._followed.onset != onset:
+            self._followed = Followed(onset, onset + round(FOLLOW_FROM_S * self.rate))
+        return clock >= self._followed.next_judged_at
 
     def judge_followed(self, clock: int, audio: AudioBlock) -> JudgeSpeaker:
         """The followed utterance's last ``WINDOW_S`` (``followed_due`` said it is time)."""
         followed = self._followed
         assert followed is not None  # callers check followed_due first
-        self._followed = (followed[0], clock + round(STEP_S * self.rate), followed[2])
+        followed.next_judged_at = clock + round(STEP_S * self.rate)
         recent = self._recent(audio)
-        return self._ask("followed", followed[0], recent, recent.duration_s)
+        return self._ask("followed", followed.onset, recent, recent.duration_s)
 
     def _recent(self, audio: AudioBlock) -> AudioBlock:
         skip = max(0, audio.frames - round(WINDOW_S * self.rate))
@@ -166,18 +179,20 @@ class SpeakerCheck:
             if asked.key in self._of_transcription:
                 self._scores[event.stretch] = event
             return None
-        other = self.is_other(event)
+        other, speaker = self.is_other(event), self.is_speaker(event)
+        followed = self._followed
+        if followed is not None and followed.onset == asked.key and asked.kind in ("open", "followed"):
+            followed.others_in_a_row = followed.others_in_a_row + 1 if other else 0
+            if speaker:
+                followed.speaker_until = asked.end
         if asked.kind == "open" and other:
             return asked.kind, asked.key, asked.start
-        if asked.kind == "overheard" and self.is_speaker(event):
+        if asked.kind == "overheard" and speaker:
             return asked.kind, asked.key, asked.start
-        followed = self._followed
-        if asked.kind == "followed" and followed is not None and followed[0] == asked.key:
-            self._others_in_a_row = self._others_in_a_row + 1 if other else 0
-            if self._others_in_a_row >= STOPPED_AFTER:
-                return asked.kind, asked.key, followed[2]
-            if self.is_speaker(event):
-                self._followed = (followed[0], followed[1], asked.end)
+        if asked.kind == "followed" and followed is not None and followed.onset == asked.key:
+            heard = followed.speaker_until  # the speaker's voice was heard in it, and another's went on
+            if heard is not None and followed.others_in_a_row >= STOPPED_AFTER:
+                return asked.kind, asked.key, heard
         return None
 
     @staticmethod
@@ -190,10 +205,12 @@ class SpeakerCheck:
         similarity, seconds = event.similarity, event.voiced_s
         return similarity is not None and seconds >= MIN_VOICED_S and similarity < self.threshold(seconds)
 
-    def is_speaker(self, event: SpeakerJudged) -> bool:
-        """The stretch had voice enough to say, and it is the speaker's."""
-        similarity, seconds = event.similarity, event.voiced_s
-        return similarity is not None and seconds >= MIN_VOICED_S and similarity >= self.threshold(seconds)
+    @staticmethod
+    def is_speaker(event: SpeakerJudged) -> bool:
+        """The stretch had voice enough to say, and it is surely the speaker's: at the whole clips' threshold
+        whatever its length (a short stretch between the two thresholds is neither)."""
+        similarity = event.similarity
+        return similarity is not None and event.voiced_s >= MIN_VOICED_S and similarity >= SAME_SPEAKER
 
     def transcription_is_other(self, transcription: int) -> bool:
         """The transcription's audio was judged another voice's."""
@@ -230,8 +247,7 @@ class SpeakerCheck:
         onset = max(0, window_start)
         self.promoted_from = max(0, onset - round(PRE_ROLL_S * self.rate))
         self._open_marks = (onset, set(JUDGE_AT_S))  # already judged the speaker's
-        self._followed = (onset, clock + round(STEP_S * self.rate), clock)
-        self._others_in_a_row = 0
+        self._followed = Followed(onset, clock + round(STEP_S * self.rate), speaker_until=clock)
         return onset
 
     def speaker_stopped(self, clock: int) -> None:
@@ -256,8 +272,11 @@ class SpeakerCheck:
         skip = min(start - audio.start, audio.frames)
         return replace(event, utterance=AudioBlock(audio.samples[skip:], audio.rate, audio.start + skip))
 
-    def vad_utterance_ended(self) -> None:
-        """The VAD's utterance ended: nothing is overheard or trimmed any more."""
+    def vad_utterance_ended(self, clock: int) -> None:
+        """The VAD's utterance ended at ``clock``: nothing is overheard or trimmed any more, and if it was
+        found in another voice, the voice going on at once is that other's (not the speaker going on)."""
+        if self.promoted_from is not None and self.overheard is None:
+            self._overhear_after = clock
         self.overheard = None
         self.promoted_from = None
         self._followed = None
