@@ -86,8 +86,9 @@ class InputBackchannel:
 @dataclass(frozen=True)
 class InputIgnored:
     """Speech the VAD heard was not the user's words, so nothing is asked and a paused reply goes on; ``why``
-    says what it was: "no words" (a cough, a knock), "echo" (the assistant's own voice) or "scrap" (too short
-    or too quick to be words). ``turn`` is the reply in flight's (None between replies)."""
+    says what it was: "no words" (a cough, a knock), "echo" (the assistant's own voice), "scrap" (too short
+    or too quick to be words) or "another voice" (not the conversation's speaker, with ``[turn] speaker =
+    "conversation"``). ``turn`` is the reply in flight's (None between replies)."""
 
     type: ClassVar[str] = "input.ignored"
     text: str

@@ -12,7 +12,8 @@ words, what they press); its parts keep their own state and leave the phase to i
 (replies.py: its text, voice, playback and tools; reply.py, reply_report.py, llm_failures.py,
 tool_runs.py), an utterance ended early on its transcript and the hold after it (pause_ends.py,
 early_end.py, hold.py), utterances and speculative ASR (utterances.py), whose words were heard and what
-they ask for (words_judge.py), input ids (user_input.py), and what the stream is to hear (outbox.py).
+they ask for (words_judge.py), whose voice it was (speaker_check.py), input ids (user_input.py), and what
+the stream is to hear (outbox.py).
 """
 
 from __future__ import annotations

@@ -2,6 +2,6 @@
 
 ``weights`` reads the encoder from the Resemblyzer wheel, ``features`` makes its mel frames, ``network``
 runs it (onnxruntime or numpy), ``encoder`` embeds a stretch of speech, ``voiceprint`` keeps the
-conversation's speaker and scores new stretches against it. docs/architecture.md §10 says where it is to
-meet the engine.
+conversation's speaker and scores new stretches against it. The runtime keeps the print and answers the
+engine's JudgeSpeaker (docs/architecture.md §10).
 """
