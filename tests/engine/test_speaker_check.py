@@ -197,7 +197,7 @@ def test_a_cut_in_among_another_voice_ends_where_the_speakers_voice_does_not_whe
     for _ in range(100):
         kiosk.block()
 
-    assert ended_at < 6.0  # the turn ended soon after the speaker stopped, the television still talking
+    assert ended_at < 7.0  # the turn ended 1.5 s of windows after the speaker stopped, not at 10 s
     assert len(kiosk.thinker.sent) == 2
     assert kiosk.thinker.sent[-1].items[-1].text.endswith("What about Sunday?")  # type: ignore[union-attr]
     heard = kiosk.transcriber.audio[-1]

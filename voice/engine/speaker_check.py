@@ -39,8 +39,8 @@ MIN_VOICED_S = 0.5  # a verdict on a shorter stretch is not taken: too little vo
 SHORT_S, SHORT_SAME_SPEAKER = 0.75, 0.43
 VAD_PRE_ROLL_S = 0.3  # the audio the VAD gives an utterance begins this long before its voice
 FOLLOW_FROM_S = 1.5  # an open utterance's windows are judged from this long after its onset
-STOPPED_AFTER = 2  # windows in a row judged another voice that end a followed utterance
-PRE_ROLL_S = 0.2  # an utterance found in an overheard voice starts this much before its window
+STOPPED_AFTER = 3  # windows in a row judged another voice that end a followed utterance
+PRE_ROLL_S = 0.5  # an utterance found in an overheard voice starts this much before its window: a first word
 KEPT_TRANSCRIPTIONS = 16  # verdicts of transcriptions not yet taken, at most (dropped ones never are)
 
 
