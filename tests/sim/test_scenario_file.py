@@ -45,6 +45,13 @@ def test_a_scenario_sets_its_own_backchannels_and_stop_phrases(tmp_path: Path) -
     assert load_scenario(write(tmp_path, GOOD)).overlap is None  # the config's
 
 
+def test_a_scenario_may_keep_to_the_conversations_speaker(tmp_path: Path) -> None:
+    assert (
+        load_scenario(write(tmp_path, GOOD | {"turn": {"speaker": "conversation"}})).speaker == "conversation"
+    )
+    assert load_scenario(write(tmp_path, GOOD)).speaker is None  # the config's
+
+
 def test_a_real_llm_scenario_names_the_embedded_model(tmp_path: Path) -> None:
     scenario = load_scenario(write(tmp_path, GOOD | {"llm": {"embedded": True}}))
 
@@ -76,6 +83,7 @@ def test_a_real_llm_scenario_names_the_embedded_model(tmp_path: Path) -> None:
         (GOOD | {"user": [{"text": " ", "at_s": 1}]}, "user entry 1: text must be a non-empty string"),
         (GOOD | {"turn": {"stop_phrases": "stop"}}, "turn.stop_phrases must be a list of phrases"),
         (GOOD | {"turn": {"eager": "high"}}, "turn must be an object with only backchannels, eagerness"),
+        (GOOD | {"turn": {"speaker": "me"}}, "turn.speaker must be one of conversation, anyone, not 'me'"),
     ],
 )
 def test_a_bad_scenario_is_one_line_and_exit_1(
