@@ -26,15 +26,14 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests/support holds the room's other voices
+from voice.audio.block import ENGINE_RATE, AudioBlock
+from voice.audio.wav import read_wav, write_wav
+from voice.components import load_speech_models
+from voice.sim.room import reverberated, under
+from voice.sim.run import run_scenario
+from voice.sim.scenario import load_scenario
 
-from tests.support.other_voices import REAL, reverberated, speech_level_db  # noqa: E402
-from voice.audio.block import ENGINE_RATE, AudioBlock  # noqa: E402
-from voice.audio.wav import read_wav, write_wav  # noqa: E402
-from voice.components import load_speech_models  # noqa: E402
-from voice.sim.run import run_scenario  # noqa: E402
-from voice.sim.scenario import load_scenario  # noqa: E402
+REAL = Path(__file__).resolve().parents[1] / "audio" / "real"
 
 STORY = (
     "Once upon a time, a small red fox lived at the edge of a quiet forest. Every morning she crept down to "
@@ -65,10 +64,8 @@ def first_voiced_s(path: Path) -> float:
 
 def television(folder: Path, user_clip: Path, reader: tuple[str, ...]) -> Path:
     reading = np.concatenate([read_wav(REAL / f"{name}.wav").samples for name in reader] * 3)
-    wet = reverberated(reading)
-    gain = 10 ** ((speech_level_db(read_wav(user_clip).samples) - 12.0 - speech_level_db(wet)) / 20)
     path = folder / "television.wav"
-    write_wav(path, AudioBlock(wet * gain, ENGINE_RATE))
+    write_wav(path, AudioBlock(under(reverberated(reading), read_wav(user_clip).samples, 12.0), ENGINE_RATE))
     return path
 
 

@@ -1,4 +1,5 @@
-"""The virtual room's acoustics: user audio placed on the mic track, speaker echo, a looped noise bed."""
+"""The virtual room's acoustics: user audio placed on the mic track, speaker echo, a looped noise bed, and a
+voice heard from across the room (reverberated) at a level set against another's."""
 
 from __future__ import annotations
 
@@ -46,6 +47,33 @@ def echo_of(speaker: Samples, start: int, frames: int, delay: int, db: float) ->
     if hi > lo:
         out[lo - source_start : hi - source_start] = speaker[lo:hi] * gain(db)
     return out
+
+
+def speech_level_db(samples: Samples, rate: int = 16_000) -> float:
+    """The level of the voiced 20 ms frames (those within 30 dB of the loudest), in dBFS."""
+    frame = rate // 50
+    frames = samples[: len(samples) // frame * frame].reshape(-1, frame).astype(np.float64)
+    power = np.mean(frames**2, axis=1) + 1e-12
+    voiced = power[power > power.max() / 1000]
+    return float(10 * np.log10(np.mean(voiced)))
+
+
+def reverberated(samples: Samples, rt60_s: float = 0.6, rate: int = 16_000, seed: int = 47) -> Samples:
+    """``samples`` heard across a room: the direct sound and as much again decaying by 60 dB in ``rt60_s``
+    (a living room's 0.6 s by default; the tail is seeded noise, so a run is repeatable)."""
+    length = round(rt60_s * rate)
+    tail = np.random.default_rng(seed).standard_normal(length) * np.exp(-6.9 * np.arange(length) / length)
+    tail[: rate // 200] = 0.0  # the first reflections arrive a few ms after the direct sound
+    tail /= np.sqrt(np.sum(tail**2))
+    tail[0] = 1.0
+    size = len(samples) + length - 1
+    wet = np.fft.irfft(np.fft.rfft(samples, size) * np.fft.rfft(tail, size), size)[: len(samples)]
+    return wet.astype(np.float32)
+
+
+def under(samples: Samples, voice: Samples, db: float) -> Samples:
+    """``samples`` scaled so their speech level is ``db`` under ``voice``'s."""
+    return samples * gain(speech_level_db(voice) - db - speech_level_db(samples))
 
 
 @dataclass(frozen=True)
