@@ -18,6 +18,8 @@ from tests.support.other_voices import chat, television
 from tests.support.paths import AUDIO
 from tests.support.scenarios import cue, read_events, simulate, words
 from voice.components import SpeechModels
+from voice.sim.run import run_scenario
+from voice.sim.scenario import load_scenario
 
 pytestmark = [pytest.mark.slow, pytest.mark.models]
 
@@ -80,6 +82,23 @@ def test_a_television_neither_cuts_the_reply_nor_is_answered_and_the_users_cut_i
     assert max(answered) < 2.5  # the end of their voice ended the turn: no wait for the television to pause
     reaction = (story["audio_end_s"] - onset) * 1000
     print(f"\ncut-in reaction over the television {reaction:.0f} ms; answered {answered} s after the voice")
+
+
+def test_in_real_time_with_its_verdicts_on_worker_threads_the_television_is_still_not_answered(
+    speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps({"version": 1, **with_television(tmp_path, "conversation")}))
+
+    report = run_scenario(load_scenario(path), tmp_path / "out", realtime=True, models=speech_models)
+
+    asked = [words(turn["request"][-1]["text"]) for turn in report["turns"]]
+    assert len(asked) == 3, asked  # the user's three turns, each on its own: none of the TV
+    assert report["turns"][0]["interrupted"]
+    assert {"forecast", "sunday"} <= set(asked[1]), asked
+    assert {"set", "timer", "minutes"} <= set(asked[2]), asked
+    assert all(len(said) <= 10 for said in asked), asked  # few of the television's words, if any
+    assert "another voice" in ignored(tmp_path / "out")
 
 
 def test_with_anyone_taking_turns_the_television_cuts_the_reply_as_before(

@@ -283,7 +283,9 @@ class Engine:
         if audio is None:
             return []
         start = audio.start if self.speaker.promoted_from is None else self.speaker.promoted_from
-        first, last = max(0, start - audio.start), max(0, end - audio.start)
+        # the speaker may have stopped before the VAD's utterance began: one taken up again after an early end
+        first = min(max(0, start - audio.start), audio.frames)
+        last = min(max(first, end - audio.start), audio.frames)
         said = AudioBlock(audio.samples[first:last], audio.rate, audio.start + first)
         self.speaker.speaker_stopped(self._clock)
         return self.end_utterance(end, said)
