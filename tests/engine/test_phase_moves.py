@@ -18,6 +18,7 @@ from voice.engine.actions import (
     CancelTurn,
     DropTranscription,
     EngineAction,
+    JudgeSpeaker,
     JudgeTurnEnd,
     PausePlayback,
     Play,
@@ -40,6 +41,7 @@ from voice.engine.inputs import (
     LlmToolCall,
     MicAudio,
     MuteMicrophone,
+    SpeakerJudged,
     SynthesisFailed,
     SynthesisReady,
     TextInput,
@@ -68,8 +70,10 @@ class DiceVad:
         self.paused_at: int | None = None
         self.voiced_until = 0
         self.start_window = 200 * ENGINE_RATE // 1000
+        self.heard_until = 0  # the end of the last block
 
     def process(self, block: AudioBlock, assistant_speaking: bool) -> list[VadEvent]:
+        self.heard_until = block.end
         roll = self.dice.random()
         if self.start is None:
             if roll < 0.06:
@@ -94,6 +98,11 @@ class DiceVad:
     def end_utterance(self) -> None:
         self.start = self.paused_at = None
 
+    def utterance_so_far(self) -> AudioBlock | None:
+        if self.start is None:
+            return None
+        return AudioBlock(np.zeros(self.heard_until - self.start, np.float32), ENGINE_RATE, self.start)
+
 
 @dataclass
 class Driver:
@@ -110,6 +119,7 @@ class Driver:
     played: dict[int, int] = field(default_factory=dict)
     paused: set[int] = field(default_factory=set)
     tools: list[RunTool] = field(default_factory=list)
+    voices: list[JudgeSpeaker] = field(default_factory=list)  # whose voice, asked and not yet answered
 
     def feed(self, event: EngineInput) -> None:
         self.carry_out(self.engine.handle(event))
@@ -143,6 +153,8 @@ class Driver:
                     self.paused.discard(n)
                 case RunTool():
                     self.tools.append(action)
+                case JudgeSpeaker():
+                    self.voices.append(action)
 
     def script(self, turn: int) -> list[EngineInput]:
         words = REPLY[: self.dice.randint(0, len(REPLY))]
@@ -168,6 +180,8 @@ class Driver:
             choices.append(self.synthesize)
         if self.tools:
             choices.append(self.finish_tool)
+        if self.voices:
+            choices.append(self.judge_voice)
         if self.dice.random() < 0.03:
             choices.append(self.press)
         self.dice.choice(choices)()
@@ -210,6 +224,11 @@ class Driver:
         audio = AudioBlock(np.zeros(len(words) * WORD, np.float32), ENGINE_RATE)
         self.feed(SynthesisReady(chunk.turn, chunk.chunk, Synthesis(audio, timings)))
 
+    def judge_voice(self) -> None:
+        asked = self.voices.pop(self.dice.randrange(len(self.voices)))
+        similarity = self.dice.choice([None, 0.3, 0.5, 0.6, 0.7, 0.9])
+        self.feed(SpeakerJudged(asked.stretch, similarity, asked.audio.duration_s))
+
     def finish_tool(self) -> None:
         run = self.tools.pop(0)
         self.feed(ToolDone(run.turn, ToolResult(run.call.id, "rain")))
@@ -227,10 +246,11 @@ class Driver:
             self.engine.start_conversation(Conversation())
 
 
+@pytest.mark.parametrize("speaker", [False, True], ids=["anyone", "conversation"])
 @pytest.mark.parametrize("seed", range(16))
-def test_random_conversations_move_only_as_the_table_says(seed: int) -> None:
+def test_random_conversations_move_only_as_the_table_says(seed: int, speaker: bool) -> None:
     dice = random.Random(seed)
-    driver = Driver(dice, Engine(DiceVad(dice)))
+    driver = Driver(dice, Engine(DiceVad(dice), speaker=speaker))
     seen = {Phase.LISTENING}
     for _ in range(3_000):
         driver.step()
