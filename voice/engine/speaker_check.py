@@ -4,7 +4,7 @@ The engine asks for a stretch of voice to be judged (``JudgeSpeaker``) and gets 
 like the speaker's voiceprint it sounds (``SpeakerJudged``); this part numbers the stretches, keeps the
 facts and gives the verdicts. It runs no model and reads no clock: time is the engine's samples.
 
-Three kinds of stretch are judged:
+Four kinds of stretch are judged:
 - a transcription's audio, ahead of its words: an utterance not the speaker's takes no turn (over a reply,
   one that ended before its 1 s verdict, at a short pause, is caught there);
 - over a reply, the open utterance at ``JUDGE_AT_S`` from its onset: another voice resumes the reply, and
@@ -12,8 +12,8 @@ Three kinds of stretch are judged:
 - while a voice is overheard, its last ``WINDOW_S`` every ``STEP_S``: the speaker's voice in it (the user
   cutting in while the television goes on) becomes an utterance from that window on;
 - every open utterance, from ``FOLLOW_FROM_S`` on, the same way (*followed*): once the speaker's voice was
-  heard in it, ``STOPPED_AFTER`` windows in a row of another's end it where the speaker's voice ended (the
-  television talking on holds no turn open), and the voice going on after it is overheard.
+  heard in it, ``STOPPED_AFTER`` windows in a row under ``SPEAKER_GONE_BELOW`` end it where the speaker's
+  voice ended (the television talking on holds no turn open), and the voice going on after it is overheard.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ class Followed:
 
     onset: int
     next_judged_at: int
-    speaker_until: int | None = None  # the end of its last window judged the speaker's
-    others_in_a_row: int = 0  # windows since then judged another voice
+    speaker_until: int | None = None  # the end of its last window not under SPEAKER_GONE_BELOW
+    others_in_a_row: int = 0  # windows since then under it
 
 
 @dataclass
