@@ -30,6 +30,7 @@ from voice.llm.port import ChatSettings
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry
 from voice.telemetry.http_endpoint import TelemetryEndpoint
+from voice.telemetry.machine import this_cpu
 from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox
 
@@ -64,6 +65,8 @@ def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
+    cpu = this_cpu()
+    print(f"cpu: {cpu.line()}", flush=True)  # speed and turn-taking depend on it (`voice doctor`)
     print("loading whisper and piper...", flush=True)
     models = load_speech_models(configured.speech)
     if live_view:
@@ -93,7 +96,7 @@ def _chat(args: argparse.Namespace) -> int:
             partials=None if live is None else whisper_partials,
         )
         telemetry = Telemetry(
-            configured.telemetry, configured.eagerness.value, *probes_for(configured, model)
+            configured.telemetry, configured.eagerness.value, *probes_for(configured, model), cpu=cpu
         )
         stack.callback(telemetry.close)
         telemetry.attach(talk, work)
