@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from common.machine import with_cpu
 from common.scenario_runs import (
     AUDIO,
     ENDPOINTING_MS,
@@ -343,7 +344,7 @@ def main() -> None:
         "levels": rows,
         "seconds": round(time.monotonic() - started, 1),
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ from typing import Any
 import numpy as np
 from cases.hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
 from common.against import run_against, without_against
+from common.machine import with_cpu
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
@@ -663,7 +664,7 @@ def main() -> None:
             before = run_against(args.against, __file__, without_against(sys.argv[1:]))
         after = on_set(args)
         found = after if before is None else side_by_side(before, after, str(args.against))
-        print(json.dumps(found, indent=2))
+        print(json.dumps(with_cpu(found), indent=2))
         return
 
     manifest = json.loads((AUDIO / "manifest.json").read_text())
@@ -692,7 +693,7 @@ def main() -> None:
         "judged_complete": f"{sum(p > 0.5 for p in judge.said)} of {len(judge.said)} judged pauses",
         "judgements": judgements(recorded, transcriber, model),
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
 
 
 if __name__ == "__main__":
