@@ -46,7 +46,8 @@ def test_the_report_shows_each_eagerness_marks_the_users_and_says_every_warning(
         "auto",
     )
     lines = report_lines(report)
-    assert lines[0].startswith("CPU: AMD EPYC 7B13, x86_64, 1 cores: avx2 fma f16c (no avx512f")
+    assert lines[0].startswith("CPU: AMD EPYC 7B13, x86_64, 1 core: avx2 fma f16c (no avx512f")
+    assert lines[1].startswith("load average: 1.0 0.5 0.2: more work than the cores can run")  # 1 on 1 core
     rows = {line.split()[0]: line for line in lines if line.startswith(("  low ", "  auto ", "  high "))}
     assert rows["auto"].split()[1:6] == ["no", "600", "ms", "850", "ms"]
     assert rows["auto"].endswith("<- yours")

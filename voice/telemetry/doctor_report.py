@@ -39,8 +39,10 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     load = report["load_average_1_5_15"]
     lines = [f"CPU: {report['cpu']['line']}"]
     if load is not None:
+        loads = " ".join(str(x) for x in load)
+        busy = ": more work than the cores can run, so voice gets less of them than on a quiet machine"
         lines.append(
-            f"load average: {' '.join(str(x) for x in load)} (a busy machine makes these figures rough)"
+            f"load average: {loads}" + (busy if load[0] >= report["cpu"]["cores"] else " (rough figures)")
         )
     lines += [
         "",

@@ -62,10 +62,12 @@ class Cpu:
 
     def line(self) -> str:
         """One line for a log: "AMD EPYC 7B13, x86_64, 4 cores: avx2 fma f16c (no avx512f ...)"."""
+        head = f"{self.model}, {self.arch}, {self.cores} core{'' if self.cores == 1 else 's'}"
         if self.sets is None:
-            return f"{self.model}, {self.arch}, {self.cores} cores: instruction sets unknown"
-        text = f"{self.model}, {self.arch}, {self.cores} cores: {' '.join(self.present) or 'none of'}"
-        return text + (f" (no {' '.join(self.absent)})" if self.absent else "")
+            return f"{head}: instruction sets unknown"
+        if not self.present:
+            return f"{head}: none of {' '.join(self.absent)}"
+        return f"{head}: {' '.join(self.present)}" + (f" (no {' '.join(self.absent)})" if self.absent else "")
 
     def as_json(self) -> dict[str, Any]:
         return {"model": self.model, "arch": self.arch, "cores": self.cores, "sets": self.sets}
