@@ -124,7 +124,7 @@ def load_average() -> list[float] | None:
     """The 1, 5 and 15 minute load averages (None where the system keeps none)."""
     try:
         return [round(load, 2) for load in os.getloadavg()]
-    except OSError:
+    except (OSError, AttributeError):  # AttributeError: Windows has no getloadavg
         return None
 
 
