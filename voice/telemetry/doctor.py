@@ -40,6 +40,7 @@ BLOCK = ENGINE_RATE // 50  # 20 ms mic blocks, as the drivers hand them over
 TAIL_S = 1.0  # silence after the question, so the VAD reaches its pause
 WAIT_S = 120.0  # a model that takes longer than this for one short question is broken, not slow
 SMALLEST_WHISPER = "tiny"
+REST_S = 0.5  # between the blocks of rounds: longer than the models' threads spin once a call is done
 
 
 @dataclass(frozen=True)
@@ -80,44 +81,48 @@ def question_at_pause(eagerness: Eagerness) -> AudioBlock:
 
 
 def measure(models: SpeechModels, settings: Settings, rounds: int) -> Measured:
-    """Time whisper and Smart Turn alone and together on the question, and piper's first audio."""
+    """Time whisper and Smart Turn alone and together on the question, and piper's first audio.
+
+    Each in its own block of rounds, after a rest: a model's idle threads spin for a while after a call, and
+    taken from the next model's cores they would be counted as that model's cost.
+    """
     judge = models.end_of_turn
     if judge is None:
         raise ModelError("voice doctor needs the end-of-turn model (Smart Turn)")
     audio = question_at_pause(settings.eagerness)
     first_chunk = (SpeechChunker().feed(REPLY) or [REPLY])[0]
-    alone: dict[str, list[float]] = {"whisper": [], "smart_turn": [], "first_audio": []}
-    together: dict[str, list[float]] = {"asr": [], "decision": []}
-    heard, probability = "", 0.0
+    whisper_ms, heard = _median_ms(lambda: models.transcriber.transcribe(audio).text, rounds)
+    smart_turn_ms, probability = _median_ms(lambda: judge.probability_complete(audio), rounds)
     work = Work(threaded=True)
     try:
-        for round_ in range(rounds + 1):  # the first warms the models up and is not counted
-            took, heard = _timed(lambda: models.transcriber.transcribe(audio).text)
-            timed = [("whisper", took)]
-            took, probability = _timed(lambda: judge.probability_complete(audio))
-            timed.append(("smart_turn", took))
-            took, _ = _timed(lambda: models.synthesizer.synthesize(first_chunk))
-            timed.append(("first_audio", took))
-            asr_s, decision_s = _decision(work, models, audio)
-            if round_:
-                for name, seconds in timed:
-                    alone[name].append(seconds * 1000)
-                together["asr"].append(asr_s * 1000)
-                together["decision"].append(decision_s * 1000)
+        time.sleep(REST_S)
+        decisions = [_decision(work, models, audio) for _ in range(rounds + 1)][1:]  # the first warms up
     finally:
         work.close()
+    first_audio_ms, _ = _median_ms(lambda: models.synthesizer.synthesize(first_chunk), rounds)
     asr, smaller = _asr_named(settings)
     costs = Costs(
-        whisper_ms=statistics.median(alone["whisper"]),
-        smart_turn_ms=statistics.median(alone["smart_turn"]),
-        whisper_beside_ms=statistics.median(together["asr"]),
-        decision_ms=statistics.median(together["decision"]),
-        first_audio_ms=statistics.median(alone["first_audio"]),
+        whisper_ms=whisper_ms,
+        smart_turn_ms=smart_turn_ms,
+        whisper_beside_ms=statistics.median(asr_s for asr_s, _ in decisions) * 1000,
+        decision_ms=statistics.median(both_s for _, both_s in decisions) * 1000,
+        first_audio_ms=first_audio_ms,
         asr=asr,
         asr_is_server=settings.asr_url is not None,
         smaller_asr=smaller,
     )
     return Measured(costs, heard, probability, first_chunk, rounds)
+
+
+def _median_ms(action: Callable[[], Any], rounds: int) -> tuple[float, Any]:
+    """``action`` once to warm up, then ``rounds`` times: the median milliseconds and its last result."""
+    time.sleep(REST_S)
+    result = action()
+    took = []
+    for _ in range(rounds):
+        seconds, result = _timed(action)
+        took.append(seconds * 1000)
+    return statistics.median(took), result
 
 
 def load_average() -> list[float] | None:
