@@ -40,7 +40,7 @@ BLOCK = ENGINE_RATE // 50  # 20 ms mic blocks, as the drivers hand them over
 TAIL_S = 1.0  # silence after the question, so the VAD reaches its pause
 WAIT_S = 120.0  # a model that takes longer than this for one short question is broken, not slow
 SMALLEST_WHISPER = "tiny"
-REST_S = 0.5  # between the blocks of rounds: longer than the models' threads spin once a call is done
+REST_S = 0.5  # between the blocks of rounds, for the last model's threads to go idle
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,8 @@ def question_at_pause(eagerness: Eagerness) -> AudioBlock:
 def measure(models: SpeechModels, settings: Settings, rounds: int) -> Measured:
     """Time whisper and Smart Turn alone and together on the question, and piper's first audio.
 
-    Each in its own block of rounds, after a rest: a model's idle threads spin for a while after a call, and
-    taken from the next model's cores they would be counted as that model's cost.
+    Each in its own block of rounds, after a rest, so no model is timed beside another's threads still busy
+    from its call (interleaved, Smart Turn read twice its cost here).
     """
     judge = models.end_of_turn
     if judge is None:
