@@ -49,8 +49,9 @@ def test_high_that_cannot_beat_the_long_silence_is_told_to_choose_low() -> None:
     assert high.warning is not None
     assert "choose low instead of high" in high.warning
     assert high.request_ms == 670  # the silence ended it; the transcript asked at the 100 ms pause came later
-    assert figures["low"].warning is not None  # whisper's transcript comes 170 ms after the silence
-    assert "170 ms after the long silence" in figures["low"].warning
+    assert figures["low"].request_ms == 760  # whisper alone, asked at the 200 ms pause: low skips Smart Turn
+    assert figures["low"].warning is not None
+    assert "160 ms after the long silence" in figures["low"].warning
 
 
 def test_high_whose_first_audio_misses_600_ms_is_told_to_choose_auto_and_the_slow_voice_is_named() -> None:

@@ -5,8 +5,9 @@ after a short pause (200 ms, or HIGH_PAUSE_MS under ``high``) it asks whisper an
 their own workers, about the utterance so far; if both are back and call the turn finished before the VAD's
 long silence (600 ms after the last word), the turn ends there and its request goes out; otherwise the long
 silence ends it and the request waits for whisper's transcript of the pause's offer. ``low`` never ends at
-the pause; ``auto`` sends the request at once but plays the reply only after the hold (START_MS after the
-last word at first, adapting to the speaker); ``high`` plays it as soon as its audio is ready.
+the pause, and asks whisper alone there (engine.py drops Smart Turn's judgement); ``auto`` sends the
+request at once but plays the reply only after the hold (START_MS after the last word at first, adapting
+to the speaker); ``high`` plays it as soon as its audio is ready.
 
 So an early end is only worth its risk (answering into a pause) while the decision beats the long silence,
 and ``high`` is for answers sooner than that silence: its first audio (before the LLM's time) under it.
@@ -102,8 +103,10 @@ def _figures(eagerness: Eagerness, costs: Costs) -> Expected:
     pause = HIGH_PAUSE_MS if eagerness is Eagerness.HIGH else SHORT_PAUSE_MS
     decided = pause + costs.decision_ms
     ends_early = eagerness is not Eagerness.LOW and decided < LONG_SILENCE_MS
+    # low asks whisper alone (the engine drops Smart Turn's judgement there); the others ask both at once
+    transcribed = pause + (costs.whisper_ms if eagerness is Eagerness.LOW else costs.whisper_beside_ms)
     # else the long silence ends it, and the request waits for the transcript of the pause's offer
-    request = decided if ends_early else max(LONG_SILENCE_MS, pause + costs.whisper_beside_ms)
+    request = decided if ends_early else max(LONG_SILENCE_MS, transcribed)
     first_audio = request + costs.first_audio_ms
     if ends_early and eagerness is Eagerness.AUTO:
         first_audio = max(START_MS, first_audio)  # the hold: it starts at START_MS and adapts
