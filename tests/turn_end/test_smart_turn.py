@@ -9,7 +9,7 @@ import pytest
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
-from voice.errors import AudioError
+from voice.errors import AudioError, ModelError
 from voice.turn_end.smart_turn import SmartTurn
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
@@ -53,6 +53,13 @@ def test_only_the_last_eight_seconds_count(smart_turn: SmartTurn) -> None:
     assert smart_turn.probability_complete(long) == pytest.approx(
         smart_turn.probability_complete(question), abs=0.02
     )
+
+
+def test_a_file_that_is_not_the_model_is_refused(tmp_path: Path) -> None:
+    not_a_model = tmp_path / "smart-turn.onnx"
+    not_a_model.write_bytes(b"not an ONNX graph")
+    with pytest.raises(ModelError, match="cannot load Smart Turn model"):
+        SmartTurn(not_a_model)
 
 
 def test_audio_at_another_rate_is_refused(smart_turn: SmartTurn) -> None:
