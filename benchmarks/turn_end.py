@@ -103,7 +103,6 @@ from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.tts.port import Synthesis
-from voice.turn_end.float_graph import float32_graph
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn, bundled_model_path
 
@@ -696,6 +695,8 @@ def paths(calls: int) -> dict[str, Any]:
     """Smart Turn's probability of each fixture, whole and cut before its last word, four ways; the costs."""
     import onnxruntime
     from onnx.reference import ReferenceEvaluator
+
+    from voice.turn_end.float_graph import float32_graph  # here: a tree from before it runs --against
 
     load = [round(os.getloadavg()[0], 2)]
     path, model = bundled_model_path(), SmartTurn()
