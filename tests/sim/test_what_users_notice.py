@@ -109,7 +109,8 @@ def test_turns_heard_text_and_requests_are_as_expected(name: str, simulated: Run
     for request, wanted_request in zip(discarded, expect.get("discarded", []), strict=True):
         check_request(request, wanted_request, "a discarded request")
     said = [speech["transcript"] for speech in report["user_speech"] if speech["transcript"]]
-    assert [words(text) for text in said] == [words(text) for text in expect["user_said"]]
+    assert len(said) == len(expect["user_said"]), said
+    assert all(map(same_but_one_word, said, expect["user_said"])), said
     assert report.get("notices", []) == expect.get("notices", [])
     assert report.get("duplicates", []) == expect.get("duplicates", [])
     for overlap in ("backchannels", "stops"):  # words over a reply that took no turn
