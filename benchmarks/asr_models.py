@@ -128,7 +128,8 @@ def hearer(transcriber: Transcriber, over_reply: bool) -> Callable[[AudioBlock, 
     return hear
 
 
-KERNEL_ENVIRONMENT = ("CT2_USE_MKL", "CT2_FORCE_CPU_ISA", "ONEDNN_MAX_CPU_ISA")  # which kernels CTranslate2 runs
+# the environment that chooses which kernels CTranslate2 runs
+KERNEL_ENVIRONMENT = ("CT2_USE_MKL", "CT2_FORCE_CPU_ISA", "ONEDNN_MAX_CPU_ISA")
 
 
 def measure(sets: list[str], every: int, compute_type: str, only: list[str]) -> dict[str, Any]:
@@ -141,7 +142,8 @@ def measure(sets: list[str], every: int, compute_type: str, only: list[str]) -> 
             product(WhisperSettings(short_window=False, compute_type=compute_type)), False
         ),
         "whisper base": lambda: hearer(
-            product(WhisperSettings(model=resolve.asr_model("whisper-base"), compute_type=compute_type)), False
+            product(WhisperSettings(model=resolve.asr_model("whisper-base"), compute_type=compute_type)),
+            False,
         ),
     }
     paths = {path: build() for path, build in builders.items() if not only or path in only}
@@ -216,14 +218,13 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="of the synthesized voices, every Nth utterance")
     parser.add_argument("--against", type=Path, help="another source tree: its figures first, as 'before'")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
-    parser.add_argument("--compute-type", default="int8", help="CTranslate2's: int8 (the assistant's), float32, ...")
-    parser.add_argument("--paths", default="", help="only these paths (comma-separated), e.g. 'quiet question'")
+    parser.add_argument("--compute-type", default="int8", help="int8 (the assistant's) or float32")
+    parser.add_argument("--paths", default="", help="only these paths (comma-separated): 'quiet question'")
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     only = [p for p in args.paths.split(",") if p]
-    print_before_and_after(
-        args.against, __file__, sys.argv[1:], lambda: measure(sets, args.every, args.compute_type, only), args.out
-    )
+    figures = lambda: measure(sets, args.every, args.compute_type, only)  # noqa: E731
+    print_before_and_after(args.against, __file__, sys.argv[1:], figures, args.out)
 
 
 if __name__ == "__main__":

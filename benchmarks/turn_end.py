@@ -44,8 +44,8 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
 - ``rows`` (with ``--against TREE``): those figures for both trees side by side.
 
 ``--paths`` compares the ways Smart Turn can be computed, for every speech fixture whole and (with more
-than one word) cut at the start of its last word (whisper's timing), on this CPU (``cpu``: its model name
-and instruction sets): ``int8`` the shipped model as onnxruntime fuses it (kernels chosen by the CPU),
+than one word) cut at the start of its last word (whisper's timing), on this CPU (``cpu``, as every
+benchmark names it): ``int8`` the shipped model as onnxruntime fuses it (kernels chosen by the CPU),
 ``int8_unfused`` the same graph with ``session.disable_quant_qdq=1`` (each activation still rounded to
 uint8), ``float32`` what SmartTurn runs (weights dequantized once at load, voice/turn_end/float_graph.py)
 and ``reference`` that float32 graph through ONNX's own numpy evaluator. ``cost_ms``: the median of
@@ -651,20 +651,6 @@ def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> di
     }
 
 
-# the instruction sets onnxruntime's int8 kernels are chosen by
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
-
-
-def cpu() -> dict[str, Any]:
-    """This CPU's model name and whether it has each of CPU_FLAGS, from /proc/cpuinfo (Linux)."""
-    fields: dict[str, str] = {}
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
-    flags = set(fields.get("flags", "").split())
-    return {"model": fields.get("model name"), **{flag: flag in flags for flag in CPU_FLAGS}}
-
-
 def median_ms(call: Callable[[], object], calls: int) -> float:
     call()  # the first call allocates; it is not a decision's cost
     costs = []
@@ -729,7 +715,6 @@ def paths(calls: int) -> dict[str, Any]:
         cost[name] = median_ms(functools.partial(session.run, None, {"input_features": features}), calls)
     load.append(round(os.getloadavg()[0], 2))
     return {
-        "cpu": cpu(),
         "onnxruntime": onnxruntime.__version__,
         "cost_ms": cost,
         "load_1min": load,
@@ -758,7 +743,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30, help="with --paths: calls timed per way")
     args = parser.parse_args()
     if args.paths:
-        print(json.dumps(paths(args.calls), indent=2))
+        print(json.dumps(with_cpu(paths(args.calls)), indent=2))
         return
     if args.set:
         before = None
