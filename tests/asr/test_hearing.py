@@ -95,6 +95,7 @@ def test_after_pick_a_card_the_room_hears_the_card(
             models=SpeechModels(ears, synthesizer, SmartTurn()),
         )
         heard[name] = [speech["transcript"] for speech in report["user_speech"]]
-    assert same_but_one_word(heard["with"][0], "What will the weather be like tomorrow?")  # kernels: §3
+    # whisper's words differ by CPU kernels: one word may be heard as another
+    assert same_but_one_word(heard["with"][0], "What will the weather be like tomorrow?")
     assert words_of(heard["with"][1]) == ["hearts"]
     assert heard["without"][1] != "Hearts."
