@@ -25,7 +25,7 @@ def words(text: str) -> list[str]:
 
 
 def expectations(name: str) -> dict[str, Any]:
-    expect: dict[str, Any] = json.loads((SCENARIOS[0].parent / f"{name}.json").read_text())["expect"]
+    expect: dict[str, Any] = json.loads((SCENARIOS[0].parent / f"{name}.json").read_text())["fixture_expect"]
     return expect
 
 
