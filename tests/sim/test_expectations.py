@@ -142,14 +142,18 @@ def test_merged_input_and_a_tools_result_in_the_next_request() -> None:
     assert 'is "Sunny, 21 degrees.", without "rain"' in outcome.line
 
 
-def test_a_backchannel_passes_only_while_the_reply_went_on() -> None:
+def test_a_backchannel_passes_only_if_the_reply_played_on_after_it() -> None:
     turns = cut_run().report["turns"]
     nod = [{"t": 8.1, "text": "Mm-hmm.", "turn": 2}]
     run = cut_run(backchannels=nod)
     assert check({"backchannel": 2, "text": "mm hmm"}, run).status == "pass"
+    assert (
+        check({"backchannel": 1}, cut_run(backchannels=[{"t": 4.2, "text": "Yeah.", "turn": 1}])).status
+        == "pass"
+    )
     outcome = check({"backchannel": 1}, cut_run(backchannels=[{"t": 5.5, "text": "Yeah.", "turn": 1}]))
     assert outcome.status == "fail"
-    assert 'backchannel "Yeah." heard, but reply 1 was cut' in outcome.line
+    assert 'backchannel "Yeah." at 5.5 s, but reply 1 stopped at 5.25 s' in outcome.line
     assert check({"backchannel": 2, "text": "yeah"}, cut_run(turns=turns, backchannels=nod)).status == "fail"
 
 

@@ -372,9 +372,17 @@ def _backchannel(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
             "fail",
             f"no backchannel{' ' + _quote(wanted) if wanted else ''} over reply {e.about} (user said {said})",
         )
-    if turn.get("interrupted"):
-        return "fail", f"backchannel {_quote(heard[0]['text'])} heard, but reply {e.about} was cut"
-    return "pass", f"backchannel {_quote(heard[0]['text'])} over reply {e.about}; the reply went on"
+    stopped = turn.get("audio_end_s")
+    nod = heard[0]
+    if stopped is not None and stopped <= nod["t"]:
+        return (
+            "fail",
+            f"backchannel {_quote(nod['text'])} at {nod['t']} s, but reply {e.about} stopped at {stopped} s",
+        )
+    return (
+        "pass",
+        f"backchannel {_quote(nod['text'])} at {nod['t']} s; reply {e.about} went on to {stopped} s",
+    )
 
 
 def _voice_to_voice(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
