@@ -242,7 +242,7 @@ def _completed(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     if turn.get("interrupted"):
         return (
             "fail",
-            f"reply {e.about} was cut at {turn.get('audio_end_s')} s after {_quote(turn['spoken'])}",
+            f"reply {e.about} was cut at {turn.get('audio_end_s')} s after {_tail(turn['spoken'])}",
         )
     if turn.get("audio_start_s") is None:
         return "fail", f"reply {e.about} never played"
@@ -280,7 +280,7 @@ def _heard_prefix(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     heard, reply = words(turn.get("spoken", "")), words(turn.get("reply", ""))
     allowed = int(e.options.get("within_words", 0))
     differing = _word_distance(heard, reply[: len(heard)]) + max(0, len(heard) - len(reply))
-    summary = f"heard {len(heard)} of {len(reply)} words: {_quote(turn.get('spoken', ''))}"
+    summary = f"heard {len(heard)} of {len(reply)} words: {_tail(turn.get('spoken', ''))}"
     if differing > allowed:
         return (
             "fail",
@@ -303,8 +303,8 @@ def _request(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
             return "fail", f"{where} carries no interrupted assistant item"
         text = cut[-1]["text"]
         if before is not None and words(text) != words(before.get("spoken", "")):
-            return "fail", f"{where} carries {_quote(text)}, not the heard {_quote(before.get('spoken', ''))}"
-        return _contains(where, text, e) or ("pass", f"{where} carries the interrupted item {_quote(text)}")
+            return "fail", f"{where} carries {_tail(text)}, not the heard {_tail(before.get('spoken', ''))}"
+        return _contains(where, text, e) or ("pass", f"{where} carries the interrupted item {_tail(text)}")
     if carries == "merged":
         before = run.turn(e.about - 1)
         if before is None:
@@ -478,6 +478,12 @@ def _word_distance(a: list[str], b: list[str]) -> int:
 def _quote(text: str) -> str:
     text = " ".join(str(text).split())
     return '"' + (text if len(text) <= 70 else text[:67] + "...") + '"'
+
+
+def _tail(text: str) -> str:
+    """Heard text by its end, where it was cut."""
+    text = " ".join(str(text).split())
+    return '"' + (text if len(text) <= 70 else "..." + text[-67:]) + '"'
 
 
 def _ms(value: float) -> str:
