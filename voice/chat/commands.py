@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
+from voice.chat.scenario_recording import ScenarioRecording
 from voice.client_events import Failure
 from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
 from voice.config.flags import (
@@ -46,6 +47,13 @@ def register(subparsers: Any) -> None:
     chat.add_argument("--seconds", type=float, help="stop after this much audio (default: until Ctrl-C)")
     chat.add_argument(
         "--plain", action="store_true", help="plain lines, not the live view (always when not a terminal)"
+    )
+    chat.add_argument(
+        "--record-scenario",
+        type=Path,
+        metavar="FILE",
+        help="also write the conversation as a scenario FILE (.json) with your words as WAVs beside it, "
+        "for `voice test`",
     )
     add_llm_arguments(chat)
     add_speech_arguments(chat)
@@ -92,6 +100,11 @@ def _chat(args: argparse.Namespace) -> int:
             input_levels=live is not None,
             partials=None if live is None else whisper_partials,
         )
+        recording = None
+        if args.record_scenario is not None:
+            recording = ScenarioRecording(args.record_scenario, talk.runner, configured.eagerness)
+            talk.on_heard = recording.hear
+            stack.callback(_write_scenario, recording)
         telemetry = Telemetry(
             configured.telemetry, configured.eagerness.value, *probes_for(configured, model)
         )
@@ -127,6 +140,11 @@ def _chat(args: argparse.Namespace) -> int:
             thinker.stop_all()
             work.close()
     return 0
+
+
+def _write_scenario(recording: ScenarioRecording) -> None:
+    path = recording.write()
+    print(f"voice chat: scenario {path} (your words in {recording.audio_dir}); replay it: voice test {path}")
 
 
 def _live_chat(seconds: float | None) -> LiveChat:
