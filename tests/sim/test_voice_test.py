@@ -137,3 +137,30 @@ def test_against_the_users_own_llm_the_turn_holds_and_a_named_judge_answers(tmp_
     assert "judge says" in verdict
     assert "it answered '" in verdict
     assert judged.returncode == (1 if verdict.startswith("  FAIL ") else 0)
+
+
+def readme_example() -> str:
+    """The scenario README.md's "Testing your assistant" asks a newcomer to save."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Testing your assistant", 1)[1]
+    return section.split("```json\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.models
+def test_the_readmes_example_passes_and_broken_as_it_says_fails_with_the_line_it_shows(
+    tmp_path: Path,
+) -> None:
+    text = readme_example().replace('"../audio/', f'"{ROOT / "audio"}/')
+    scenario = tmp_path / "my-tests" / "weather.json"
+    scenario.parent.mkdir()
+    scenario.write_text(text, encoding="utf-8")
+    passing = voice_test(scenario.parent, "--out", tmp_path / "a")
+    scenario.write_text(text.replace('{"completed": 2}', '{"completed": 1}'), encoding="utf-8")
+    failing = voice_test(scenario.parent, "--out", tmp_path / "b")
+
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert passing.stdout.splitlines()[-1] == "passed: 1 of 1 scenarios; expectations 5 passed, 0 failed"
+    assert failing.returncode == 1
+    (failed,) = [line for line in failing.stdout.splitlines() if line.startswith("  FAIL ")]
+    assert failed.startswith('  FAIL {"completed": 1}: reply 1 was cut at ')
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert failed.split(" s after ")[1] in readme  # the heard words the README shows
