@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
-from voice.chat.scenario_recording import ScenarioRecording
+from voice.chat.scenario_recording import ScenarioRecording, check_scenario_path
 from voice.client_events import Failure
 from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
 from voice.config.flags import (
@@ -28,6 +28,7 @@ from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
 from voice.llm.port import ChatSettings
+from voice.recorder import Recorder
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry
 from voice.telemetry.http_endpoint import TelemetryEndpoint
@@ -72,6 +73,8 @@ def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
+    if args.record_scenario is not None:
+        check_scenario_path(args.record_scenario)
     print("loading whisper and piper...", flush=True)
     models = load_speech_models(configured.speech)
     if live_view:
@@ -102,7 +105,8 @@ def _chat(args: argparse.Namespace) -> int:
         )
         recording = None
         if args.record_scenario is not None:
-            recording = ScenarioRecording(args.record_scenario, talk.runner, configured.eagerness)
+            following = Recorder.following(talk.runner)
+            recording = ScenarioRecording(args.record_scenario, following, configured.eagerness)
             talk.on_heard = recording.hear
             stack.callback(_write_scenario, recording)
         telemetry = Telemetry(

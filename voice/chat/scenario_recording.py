@@ -26,7 +26,6 @@ from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.recorder import RecordedSpeech, RecordedTurn, Recorder
-from voice.runtime import ActionRunner
 
 PRE_S = 0.3  # audio kept before the speech began: the VAD needs the onset, whisper the first consonant
 POST_S = 0.4  # and after it stopped
@@ -42,25 +41,28 @@ class Clip:
     start_s: float
 
 
-class ScenarioRecording:
-    """Follows ``runner``'s stream and log (a `Recorder`) and the blocks the engine heard (``hear``)."""
+def check_scenario_path(path: Path) -> None:
+    """A scenario file `--record-scenario` can write, said before anything loads."""
+    if path.suffix != ".json":
+        raise ConfigError(f"--record-scenario {path}: a scenario file ends in .json")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--record-scenario {path}: no such folder {path.parent}")
 
-    def __init__(self, path: Path, runner: ActionRunner, eagerness: Eagerness) -> None:
+
+class ScenarioRecording:
+    """Follows a conversation through ``recorder`` (its stream and log) and the blocks the engine heard
+    (``hear``); `voice chat` hands in ``Recorder.following(runner)``."""
+
+    def __init__(self, path: Path, recorder: Recorder, eagerness: Eagerness) -> None:
         self.path = path
         self.audio_dir = path.with_name(f"{path.stem}-audio")
         self._eagerness = eagerness
-        self._recorder = Recorder.following(runner)
+        self._recorder = recorder
         self._blocks: deque[AudioBlock] = deque()
         self._clips: list[Clip] = []
         self._clip_samples: list[np.ndarray] = []
         self._clock = 0
-        self._check_writable()
-
-    def _check_writable(self) -> None:
-        if self.path.suffix != ".json":
-            raise ConfigError(f"--record-scenario {self.path}: a scenario file ends in .json")
-        if not self.path.parent.is_dir():
-            raise ConfigError(f"--record-scenario {self.path}: no such folder {self.path.parent}")
+        check_scenario_path(path)
 
     def hear(self, block: AudioBlock) -> None:
         """A block as the engine heard it: kept while an utterance may still need it."""
