@@ -160,7 +160,7 @@ def check_expectations(
     expectations: Sequence[Expectation], records: RunRecords, judge: Judge | None = None
 ) -> list[Outcome]:
     """One outcome per expectation, in order; ``judge`` answers ``judge`` entries (else they are skipped)."""
-    run = _Run(records)
+    run = _RunView(records)
     outcomes = []
     for expectation in expectations:
         check = _CHECKS[expectation.kind]
@@ -174,7 +174,7 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
-class _Run:
+class _RunView:
     """The records, read the ways the checks need them."""
 
     def __init__(self, records: RunRecords) -> None:
@@ -233,7 +233,7 @@ def _tool_calls(session: list[dict[str, Any]]) -> list[tuple[int | None, dict[st
 Checked = tuple[str, str]
 
 
-def _completed(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _completed(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -249,7 +249,7 @@ def _completed(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     return "pass", f"reply {e.about} played to its end ({turn['audio_start_s']}-{turn['audio_end_s']} s)"
 
 
-def _cut(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _cut(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -273,7 +273,7 @@ def _cut(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     return verdict, f"{line}: audio stopped {took} ms after the speech began (bound {_ms(within)})"
 
 
-def _heard_prefix(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _heard_prefix(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -289,7 +289,7 @@ def _heard_prefix(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     return "pass", f"reply {e.about}: {summary}"
 
 
-def _request(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _request(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -343,7 +343,7 @@ def _contains(where: str, text: str, e: Expectation) -> Checked | None:
     return None
 
 
-def _no_request_after_stop(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _no_request_after_stop(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     stops = run.report.get("stops", [])
     if not stops:
         return "fail", "no stop phrase was heard"
@@ -358,7 +358,7 @@ def _no_request_after_stop(run: _Run, e: Expectation, judge: Judge | None) -> Ch
     return "pass", f"no request followed the stop phrase ({texts})"
 
 
-def _backchannel(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _backchannel(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -385,7 +385,7 @@ def _backchannel(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     )
 
 
-def _voice_to_voice(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _voice_to_voice(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -408,7 +408,7 @@ def _voice_to_voice(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     return verdict, f"reply {e.about}: voice-to-voice {_ms(measured)} (bound {_ms(bound)})"
 
 
-def _reply_text(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _reply_text(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     turn = run.turn(e.about)
     if turn is None:
         return run.missing(e.about)
@@ -435,7 +435,7 @@ def _reply_text(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     ), f"{where} {_quote(text)}: judge says {'yes' if met else 'no'} to {_quote(criterion)} ({why})"
 
 
-def _tool_called(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
+def _tool_called(run: _RunView, e: Expectation, judge: Judge | None) -> Checked:
     reply = e.options.get("reply")
     calls = [item for turn, item in run.calls if item.get("name") == e.about and reply in (None, turn)]
     where = f"tool {e.about}" + (f" in reply {reply}" if reply else "")
@@ -452,7 +452,7 @@ def _tool_called(run: _Run, e: Expectation, judge: Judge | None) -> Checked:
     return "fail", f"{where} was called with {_short(calls[0].get('arguments', {}))}, not {_short(wanted)}"
 
 
-_CHECKS: dict[str, Callable[[_Run, Expectation, Judge | None], Checked]] = {
+_CHECKS: dict[str, Callable[[_RunView, Expectation, Judge | None], Checked]] = {
     "completed": _completed,
     "cut": _cut,
     "heard_prefix": _heard_prefix,
