@@ -95,7 +95,8 @@ def run_and_check(
         scenario = load_scenario(path)
         records = run_into(scenario, out, settings, models)
     except VoiceError as exc:
-        return ScenarioResult(path, error=str(exc), out=out, seconds=time.monotonic() - started)
+        kept = out if out.is_dir() else None  # a scenario that did not load has no run to keep
+        return ScenarioResult(path, error=str(exc), out=kept, seconds=time.monotonic() - started)
     outcomes = tuple(check_expectations(scenario.expectations, records, judge))
     return ScenarioResult(path, outcomes, None, out, time.monotonic() - started)
 
