@@ -135,7 +135,7 @@ def test_against_the_users_own_llm_the_turn_holds_and_a_named_judge_answers(tmp_
     (verdict,) = [line for line in judged.stdout.splitlines() if '"judge"' in line]
     assert verdict.startswith(("  PASS ", "  FAIL ")), judged.stdout + judged.stderr
     assert "judge says" in verdict
-    assert "it answered '" in verdict
+    assert 'it answered "' in verdict
     assert judged.returncode == (1 if verdict.startswith("  FAIL ") else 0)
 
 

@@ -46,7 +46,7 @@ class LlmJudge:
             return False, f"the judge failed: {exc}"
         first = answer.strip().split(maxsplit=1)[0].strip(".,!:;\"'").lower() if answer.strip() else ""
         said = " ".join(answer.split())[:80] or "nothing"
-        return first == "yes", f"it answered {said!r}"
+        return first == "yes", f'it answered "{said}"'
 
 
 @contextlib.contextmanager
