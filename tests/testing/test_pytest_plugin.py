@@ -10,6 +10,7 @@ point names it already (once installed, that is all a user needs).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -75,12 +76,14 @@ def test_a_users_pytest_collects_a_scenario_folder_and_hands_a_run_to_their_test
     broken = INTERRUPTED | {"expect": [{"completed": 1}]}
     (scenarios / "broken.json").write_text(json.dumps(broken))
     (tmp_path / "test_mine.py").write_text(USERS_OWN_TEST)
-    junit = tmp_path / "junit.xml"
+    junit, kept = tmp_path / "junit.xml", tmp_path / "kept"
+    kept.mkdir()
 
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *plugin_arguments(), "--voice-scenarios", "scenarios",
          "-p", "no:cacheprovider", f"--junitxml={junit}", "-q", "test_mine.py"],
         capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env={**os.environ, "TMPDIR": str(kept)},  # where the failed run is kept
     )  # fmt: skip
 
     assert done.returncode == 1, done.stdout + done.stderr
@@ -91,5 +94,5 @@ def test_a_users_pytest_collects_a_scenario_folder_and_hands_a_run_to_their_test
     failure = cases["broken"].find("failure")
     assert failure is not None
     assert 'FAIL {"completed": 1}: reply 1 was cut at ' in (failure.text or "")
-    assert "the run is kept in " in (failure.text or "")
+    assert f"the run is kept in {kept}/voice-broken-" in (failure.text or "")
     assert "1 failed, 2 passed" in done.stdout.splitlines()[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -74,7 +75,10 @@ def _test(args: argparse.Namespace) -> int:
     if args.junit is not None:
         write_junit(results, args.junit)
     print(summary(results))
-    return 1 if any(result.failed for result in results) else 0
+    failed = any(result.failed for result in results)
+    if args.out is None and not failed:
+        shutil.rmtree(root, ignore_errors=True)  # the folder it made held only passing runs
+    return 1 if failed else 0
 
 
 def _judge(args: argparse.Namespace) -> LlmConfig | None:
