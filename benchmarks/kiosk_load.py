@@ -213,7 +213,7 @@ def kiosk_failure(kiosk: KioskRun, scripted: bool) -> str | None:
     """
     if kiosk.code != 0:
         return f"exit code {kiosk.code}: {kiosk.output.strip()[-300:]}"
-    expect = json.loads((SCENARIOS / f"{kiosk.scenario}.json").read_text(encoding="utf-8"))["expect"]
+    expect = json.loads((SCENARIOS / f"{kiosk.scenario}.json").read_text(encoding="utf-8"))["fixture_expect"]
     report = read_report(kiosk.out)
     errors = [
         event["message"]

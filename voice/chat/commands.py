@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
+from voice.chat.scenario_recording import ScenarioRecording, check_scenario_path
 from voice.client_events import Failure
 from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
 from voice.config.flags import (
@@ -27,6 +28,7 @@ from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
 from voice.llm.port import ChatSettings
+from voice.recorder import Recorder
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry
 from voice.telemetry.http_endpoint import TelemetryEndpoint
@@ -48,6 +50,13 @@ def register(subparsers: Any) -> None:
     chat.add_argument(
         "--plain", action="store_true", help="plain lines, not the live view (always when not a terminal)"
     )
+    chat.add_argument(
+        "--record-scenario",
+        type=Path,
+        metavar="FILE",
+        help="also write the conversation as a scenario FILE (.json) with your words as WAVs beside it, "
+        "for `voice test`",
+    )
     add_llm_arguments(chat)
     add_speech_arguments(chat)
     add_device_arguments(chat)
@@ -65,6 +74,8 @@ def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
+    if args.record_scenario is not None:
+        check_scenario_path(args.record_scenario)
     cpu = this_cpu()
     print(f"cpu: {cpu.line()}", flush=True)  # speed and turn-taking depend on it (`voice doctor`)
     print("loading whisper and piper...", flush=True)
@@ -95,6 +106,12 @@ def _chat(args: argparse.Namespace) -> int:
             input_levels=live is not None,
             partials=None if live is None else whisper_partials,
         )
+        recording = None
+        if args.record_scenario is not None:
+            following = Recorder.following(talk.runner)
+            recording = ScenarioRecording(args.record_scenario, following, configured.eagerness)
+            talk.on_heard = recording.hear
+            stack.callback(_write_scenario, recording)
         telemetry = Telemetry(
             configured.telemetry, configured.eagerness.value, *probes_for(configured, model), cpu=cpu
         )
@@ -130,6 +147,11 @@ def _chat(args: argparse.Namespace) -> int:
             thinker.stop_all()
             work.close()
     return 0
+
+
+def _write_scenario(recording: ScenarioRecording) -> None:
+    path = recording.write()
+    print(f"voice chat: scenario {path} (your words in {recording.audio_dir}); replay it: voice test {path}")
 
 
 def _live_chat(seconds: float | None) -> LiveChat:
