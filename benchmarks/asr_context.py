@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 from cases.hearing_sets import hearing_set
 from cases.unfamiliar_speech import corpus
+from common.machine import with_cpu
 from common.word_error import wer_said
 
 from voice.asr.context import asks_the_user, prompt_from, with_ending_of
@@ -540,7 +541,7 @@ def main() -> None:
         found = measure_candidates(args.set, args.every, args.cache)
     else:
         found = measure_engine(args.set, args.every)
-    printed = json.dumps(found, indent=2)
+    printed = json.dumps(with_cpu(found), indent=2)
     print(printed)
     if args.out is not None:
         args.out.write_text(printed + "\n")

@@ -23,7 +23,13 @@ shows there). A tree without context hears both the same way.
 - ``context_changed``: utterances whose transcript differs with context, both texts.
 - ``load_average``: the 1-minute load before and after (latency depends on it; WER does not).
 
+``--compute-type float32`` hears with CTranslate2's float32 kernels instead of the assistant's int8 ones (the
+reference whose words no CPU's integer arithmetic changes), ``--paths`` keeps only the paths named, and
+``kernels`` records the environment that chose CTranslate2's kernels: the same run with ``CT2_USE_MKL=0
+CT2_FORCE_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2`` hears on a wide Intel CPU as an AVX2-only AMD one does.
+
 Usage: python benchmarks/asr_models.py [--sets fixtures,held_out] [--every N] [--against TREE] [--out FILE]
+[--compute-type T] [--paths P,...]
 (fixtures and held_out: about 15 minutes on 2 busy cores; --against doubles it)
 """
 
@@ -122,16 +128,25 @@ def hearer(transcriber: Transcriber, over_reply: bool) -> Callable[[AudioBlock, 
     return hear
 
 
-def measure(sets: list[str], every: int) -> dict[str, Any]:
+# the environment that chooses which kernels CTranslate2 runs
+KERNEL_ENVIRONMENT = ("CT2_USE_MKL", "CT2_FORCE_CPU_ISA", "ONEDNN_MAX_CPU_ISA")
+
+
+def measure(sets: list[str], every: int, compute_type: str, only: list[str]) -> dict[str, Any]:
     load_before = os.getloadavg()[0]
     said = corpora(sets, every)
-    tiny = product(WhisperSettings())
-    paths = {
-        "quiet question": hearer(tiny, over_reply=False),
-        "over the reply": hearer(tiny, over_reply=True),
-        "full window": hearer(product(WhisperSettings(short_window=False)), over_reply=False),
-        "whisper base": hearer(product(WhisperSettings(model=resolve.asr_model("whisper-base"))), False),
+    builders: dict[str, Callable[[], Callable[[AudioBlock, str], tuple[str, str | None]]]] = {
+        "quiet question": lambda: hearer(product(WhisperSettings(compute_type=compute_type)), False),
+        "over the reply": lambda: hearer(product(WhisperSettings(compute_type=compute_type)), True),
+        "full window": lambda: hearer(
+            product(WhisperSettings(short_window=False, compute_type=compute_type)), False
+        ),
+        "whisper base": lambda: hearer(
+            product(WhisperSettings(model=resolve.asr_model("whisper-base"), compute_type=compute_type)),
+            False,
+        ),
     }
+    paths = {path: build() for path, build in builders.items() if not only or path in only}
     texts: dict[str, dict[str, list[str]]] = {p: {"with": [], "without": []} for p in paths}
     times: dict[str, list[float]] = {p: [] for p in paths}
     drops: list[dict[str, str]] = []
@@ -174,6 +189,8 @@ def measure(sets: list[str], every: int) -> dict[str, Any]:
     return {
         "utterances": {corpus: sum(h.corpus == corpus for h in said) for corpus in names},
         "cpus": os.cpu_count(),
+        "compute_type": compute_type,
+        "kernels": {name: os.environ.get(name) for name in KERNEL_ENVIRONMENT},
         "paths": {path: {corpus: figures(path, corpus) for corpus in names} for path in paths},
         "drops": drops,
         "context_changed": [
@@ -201,9 +218,13 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="of the synthesized voices, every Nth utterance")
     parser.add_argument("--against", type=Path, help="another source tree: its figures first, as 'before'")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
+    parser.add_argument("--compute-type", default="int8", help="int8 (the assistant's) or float32")
+    parser.add_argument("--paths", default="", help="only these paths (comma-separated): 'quiet question'")
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
-    print_before_and_after(args.against, __file__, sys.argv[1:], lambda: measure(sets, args.every), args.out)
+    only = [p for p in args.paths.split(",") if p]
+    figures = lambda: measure(sets, args.every, args.compute_type, only)  # noqa: E731
+    print_before_and_after(args.against, __file__, sys.argv[1:], figures, args.out)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 from cases.unfamiliar_speech import corpus, fixture_maker, with_noise
+from common.machine import with_cpu
 from common.scenario_runs import AUDIO, SWEEP_CUT_IN, sweep_cell
 from common.word_error import wer
 
@@ -199,7 +200,7 @@ def quiet(args: argparse.Namespace) -> int:
         "cut_better": sum(s < f for s, f in zip(errors["short"], errors["full"], strict=True)),
         "broken_off": short_of_full(broken_texts["full"], broken_texts["short"]),
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
 
     return 0
 
@@ -329,7 +330,7 @@ def compare(clips: list[dict[str, Any]]) -> dict[str, Any]:
 def over_reply(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="cut-in-asr-") as folder:
         clips = cut_in_clips(args, Path(folder))
-    print(json.dumps(compare(clips), indent=2))
+    print(json.dumps(with_cpu(compare(clips)), indent=2))
     return 0
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import MicrophoneStream, rescan_devices
@@ -138,7 +139,7 @@ def main() -> None:
     results["aec_us_per_block_median"] = summary(aec_costs)["median"]
 
     results.update(mic_loop_cpu(args.listen_seconds))
-    print(json.dumps(results, indent=2))
+    print(json.dumps(with_cpu(results), indent=2))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 from common.against import print_before_and_after, run_against, without_against
+from common.machine import with_cpu
 from common.scenario_runs import (
     AUDIO,
     ECHO_NOISE_DB,
@@ -222,10 +223,10 @@ def cells_side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str)
 
 def sweep(args: argparse.Namespace) -> int:
     if args.against is None:
-        print(json.dumps(sweep_cells(args), indent=2))
+        print(json.dumps(with_cpu(sweep_cells(args)), indent=2))
         return 0
     before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-    print(json.dumps(cells_side_by_side(before, sweep_cells(args), str(args.against)), indent=2))
+    print(json.dumps(with_cpu(cells_side_by_side(before, sweep_cells(args), str(args.against))), indent=2))
     return 0
 
 

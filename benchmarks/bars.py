@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from barge_in import barge_in_reaction, echo_robustness
+from common.machine import with_cpu
 from common.scenario_runs import echo_runs, load_manifest, progress, scenario_runs
 from memory import measure_memory
 from spoken_prefix import full_window_judge, spoken_prefix
@@ -121,7 +122,7 @@ def main() -> int:
     else:
         with tempfile.TemporaryDirectory(prefix="bars-") as folder:
             result = benchmark(Path(folder))
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
     return 0
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from common.machine import with_cpu
 from kiosk_clients import KioskOutput
 from kiosk_cut_in_load import SCENARIO, Cycle, reply_to, talk_for
 from kiosk_soak import stop_kiosk
@@ -218,7 +219,11 @@ def main() -> None:
                 prometheus.wait(20)
             stop_kiosk(kiosk)
             output.join()
-    print(json.dumps({"out": str(args.out), "cycles": len(cycles), "series_points_by_panel": got}, indent=2))
+    print(
+        json.dumps(
+            with_cpu({"out": str(args.out), "cycles": len(cycles), "series_points_by_panel": got}), indent=2
+        )
+    )
 
 
 if __name__ == "__main__":

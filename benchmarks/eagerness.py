@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from common.against import run_against, without_against
+from common.machine import with_cpu
 
 from voice.components import load_speech_models
 from voice.sim.run import run_scenario
@@ -271,7 +272,7 @@ def main() -> int:
     result = after if before is None else {"before_tree": str(args.against), "before": before, "after": after}
     if before is not None and args.realtime:
         result = {"rows": side_by_side(before, after), **result}
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
     return 0
 
 

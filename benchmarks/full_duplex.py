@@ -41,6 +41,7 @@ from common.cut_in_outcome import (
     yielded,
 )
 from common.full_duplex_table import table
+from common.machine import with_cpu
 
 import voice
 from voice.asr.port import Transcriber
@@ -301,7 +302,9 @@ def main() -> int:
     else:
         with tempfile.TemporaryDirectory(prefix="full-duplex-") as folder:
             after = measure(args, Path(folder))
-    printed = after if before is None else {"before": {"tree": str(args.against), **before}, "after": after}
+    printed = with_cpu(
+        after if before is None else {"before": {"tree": str(args.against), **before}, "after": after}
+    )
     text = table(after, before, PUBLISHED, TAU_VOICE_PUBLISHED)
     print(json.dumps(printed, indent=2))
     print(text, file=sys.stderr)

@@ -55,6 +55,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from common.machine import with_cpu
 from common.scraper import Scraper
 
 from voice.audio.block import ENGINE_RATE
@@ -302,12 +303,14 @@ def chat(args: argparse.Namespace) -> int:
                     )
                     runs[tree].append(with_bars(result))
     if args.against is None and args.rounds == 1:
-        print(json.dumps(runs[here][0], indent=2))
+        print(json.dumps(with_cpu(runs[here][0]), indent=2))
     elif args.against is None:
-        print(json.dumps(side_by_side(runs[here]), indent=2))
+        print(json.dumps(with_cpu(side_by_side(runs[here])), indent=2))
     else:
         before, after = side_by_side(runs[args.against]), side_by_side(runs[here])
-        print(json.dumps({"before": {"tree": str(args.against), **before}, "after": after}, indent=2))
+        print(
+            json.dumps(with_cpu({"before": {"tree": str(args.against), **before}, "after": after}), indent=2)
+        )
     return 0
 
 
@@ -419,7 +422,7 @@ def streams(args: argparse.Namespace) -> int:
         "start": [round(x, 2) for x in load_start],
         "end": [round(x, 2) for x in os.getloadavg()],
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
     return 0
 
 

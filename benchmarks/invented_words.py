@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from cases.hearing_sets import hearing_set
+from common.machine import with_cpu
 from common.word_error import wer_said
 
 from voice.asr.guard import voiced_seconds, why_unusable
@@ -102,7 +103,7 @@ def main() -> None:
         "real_wer_full": mean(real_full),
         "cases": caught,
     }
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(json.dumps(with_cpu(result), indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":

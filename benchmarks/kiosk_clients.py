@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from common.against import run_against, without_against
+from common.machine import with_cpu
 from kiosk_soak import children_of, rss_kb, stop_kiosk
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -353,9 +354,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.against is not None:
         before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-        print(json.dumps({"before": before, "after": measure(args)}, indent=2))
+        print(json.dumps(with_cpu({"before": before, "after": measure(args)}), indent=2))
         return
-    print(json.dumps(measure(args), indent=2))
+    print(json.dumps(with_cpu(measure(args)), indent=2))
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 from kiosk_clients import (
     Flooder,
     KioskOutput,
@@ -488,7 +489,7 @@ def main() -> None:
         "without_extra_clients": alone,
         "with_extra_clients": crowded,
     }
-    text = json.dumps(result, indent=2)
+    text = json.dumps(with_cpu(result), indent=2)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")

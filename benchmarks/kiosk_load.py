@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from common.machine import with_cpu
 from common.scenario_runs import (
     AUDIO,
     ENDPOINTING_MS,
@@ -212,7 +213,7 @@ def kiosk_failure(kiosk: KioskRun, scripted: bool) -> str | None:
     """
     if kiosk.code != 0:
         return f"exit code {kiosk.code}: {kiosk.output.strip()[-300:]}"
-    expect = json.loads((SCENARIOS / f"{kiosk.scenario}.json").read_text(encoding="utf-8"))["expect"]
+    expect = json.loads((SCENARIOS / f"{kiosk.scenario}.json").read_text(encoding="utf-8"))["fixture_expect"]
     report = read_report(kiosk.out)
     errors = [
         event["message"]
@@ -343,7 +344,7 @@ def main() -> None:
         "levels": rows,
         "seconds": round(time.monotonic() - started, 1),
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from common.against import run_against, without_against
+from common.machine import with_cpu
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -345,7 +346,7 @@ def main() -> None:
         report: dict[str, Any] = {"before": before, "after": measure(args)}
     else:
         report = measure(args)
-    text = json.dumps(report, indent=2)
+    text = json.dumps(with_cpu(report), indent=2)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from cases.hearing_sets import ACCENTS, AUDIO, SPEEDS_WPM, VARIANTS
 from cases.unfamiliar_speech import fixture_maker
+from common.machine import with_cpu
 from common.scenario_runs import progress
 
 from voice.asr.listener_words import heard_as_nothing, is_cut_in_words
@@ -201,7 +202,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
     result = {"pool": args.pool, **measure(args.pool)}
-    text = json.dumps(result, indent=2)
+    text = json.dumps(with_cpu(result), indent=2)
     print(text)
     if args.out is not None:
         args.out.write_text(text + "\n")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.playback import PlaybackBuffer
@@ -241,7 +242,7 @@ def main() -> int:
             },
         }
     result["rss_mb"]["growth"] = round(result["rss_mb"]["end"] - result["rss_mb"]["start"], 1)
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
     return 0 if not exceptions else 1
 
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
+from common.machine import with_cpu
 from common.scenario_runs import SCENARIOS
 
 from voice.audio.echo import WebRtcEchoCanceller
@@ -53,7 +54,7 @@ def main() -> int:
     )
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(json.dumps(memory_probe() if args.probe else {"memory": measure_memory()}, indent=2))
+    print(json.dumps(memory_probe() if args.probe else with_cpu({"memory": measure_memory()}), indent=2))
     return 0
 
 

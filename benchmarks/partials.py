@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from common import voice_parts
+from common.machine import with_cpu
 from common.scenario_runs import (
     SCENARIOS,
     Run,
@@ -328,7 +329,7 @@ def main() -> int:
     result["load_1min_before"] = load_before
     result["wall_s"] = round(time.monotonic() - started, 1)
     progress("done", started)
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
     return 0
 
 

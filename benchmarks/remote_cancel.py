@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
@@ -145,7 +146,7 @@ def main() -> None:
                 runs,
             )
     result["load_average_after"] = os.getloadavg()[0]
-    json.dump(result, sys.stdout, indent=2)
+    json.dump(with_cpu(result), sys.stdout, indent=2)
     print()
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 from common.scenario_runs import summary
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -134,7 +135,7 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
-    result = json.dumps(measure(), indent=2)
+    result = json.dumps(with_cpu(measure()), indent=2)
     print(result)
     if args.out:
         args.out.write_text(result + "\n")

@@ -20,6 +20,8 @@ import statistics
 import time
 from typing import Any
 
+from common.machine import cpu_facts
+
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.tts.chunker import SpeechChunker
 from voice.tts.piper_voice import PiperSynthesizer
@@ -103,6 +105,7 @@ def main() -> None:
                 "utterance_s_median": round(statistics.median(a.duration_s for a in utterances), 2),
                 "tts_rtf_median": round(statistics.median(tts_rtf), 3),
                 "first_audio_ms_median": first_audio_median,
+                "cpu": cpu_facts(),
             },
             indent=2,
         )

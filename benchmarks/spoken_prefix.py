@@ -124,7 +124,7 @@ def interrupting_scenarios() -> list[Path]:
     return [
         path
         for path in sorted(SCENARIOS.glob("*.json"))
-        if json.loads(path.read_text(encoding="utf-8")).get("expect", {}).get("interruptions", 0) > 0
+        if json.loads(path.read_text(encoding="utf-8")).get("fixture_expect", {}).get("interruptions", 0) > 0
     ]
 
 

@@ -39,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from common.machine import with_cpu
 from common.scraper import Scraper
 from idle import measure as measure_idle
 from kiosk_clients import KioskOutput
@@ -258,7 +259,7 @@ def main() -> None:
         print("idle voice chat with metrics", file=sys.stderr, flush=True)
         result["idle_with_metrics"] = idle_with_metrics(args.idle_seconds, args.scrape_interval)
     result["load_average_1_5_15"] = [round(load, 2) for load in os.getloadavg()]
-    text = json.dumps(result, indent=2)
+    text = json.dumps(with_cpu(result), indent=2)
     print(text)
     if args.out is not None:
         args.out.write_text(text + "\n", encoding="utf-8")

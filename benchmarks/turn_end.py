@@ -43,6 +43,14 @@ virtual time, once with the fixed 600 ms silence (``before``) and once with Smar
   quiet machine.
 - ``rows`` (with ``--against TREE``): those figures for both trees side by side.
 
+``--paths`` compares the ways Smart Turn can be computed, for every speech fixture whole and (with more
+than one word) cut at the start of its last word (whisper's timing), on this CPU (``cpu``, as every
+benchmark names it): ``int8`` the shipped model as onnxruntime fuses it (kernels chosen by the CPU),
+``int8_unfused`` the same graph with ``session.disable_quant_qdq=1`` (each activation still rounded to
+uint8), ``float32`` what SmartTurn runs (weights dequantized once at load, voice/turn_end/float_graph.py)
+and ``reference`` that float32 graph through ONNX's own numpy evaluator. ``cost_ms``: the median of
+``--calls`` calls of each session on one thread (the model alone) and of the features.
+
 ``--snr DB`` puts the set's turns under louder pink noise (the sets' own is 40 dB below the speech);
 ``--asr-model NAME`` hears them with another whisper (``whisper-base``: what a better model gives, and
 its cost in the request's delay).
@@ -50,11 +58,13 @@ its cost in the request's delay).
 Usage: python benchmarks/turn_end.py [--pause-s 0.45]
        python benchmarks/turn_end.py --set {tuning,held_out} [--every N] [--room] [--realtime RUNS
        [--realtime-every N]] [--snr DB] [--asr-model NAME] [--against TREE]
+       python benchmarks/turn_end.py --paths [--calls 30]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -70,6 +80,7 @@ from typing import Any
 import numpy as np
 from cases.hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
 from common.against import run_against, without_against
+from common.machine import with_cpu
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
@@ -86,13 +97,14 @@ from voice.engine.hold import Eagerness
 from voice.engine.inputs import MicAudio
 from voice.engine.transcripts import ends_a_sentence
 from voice.engine.utterances import COMPLETE_ABOVE
+from voice.models import onnx_session
 from voice.runtime import ActionRunner, Work
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.tts.port import Synthesis
 from voice.turn_end.port import EndOfTurn
-from voice.turn_end.smart_turn import SmartTurn
+from voice.turn_end.smart_turn import SmartTurn, bundled_model_path
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 BLOCK = ENGINE_RATE // 50
@@ -639,6 +651,77 @@ def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> di
     }
 
 
+def median_ms(call: Callable[[], object], calls: int) -> float:
+    call()  # the first call allocates; it is not a decision's cost
+    costs = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        call()
+        costs.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(costs), 1)
+
+
+def unfused_session(path: Path) -> Any:
+    """The shipped graph as onnx_session configures it, with its int8 fusions turned off."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = options.enable_mem_pattern = False
+    options.add_session_config_entry("session.disable_quant_qdq", "1")
+    return onnxruntime.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+
+def probability(outputs: Any) -> float:
+    """The model's one output, a (1, 1) probability, from a session's or the evaluator's outputs."""
+    return round(float(np.ravel(outputs[0])[0]), 6)
+
+
+def paths(calls: int) -> dict[str, Any]:
+    """Smart Turn's probability of each fixture, whole and cut before its last word, four ways; the costs."""
+    import onnxruntime
+    from onnx.reference import ReferenceEvaluator
+
+    from voice.turn_end.float_graph import float32_graph  # here: a tree from before it runs --against
+
+    load = [round(os.getloadavg()[0], 2)]
+    path, model = bundled_model_path(), SmartTurn()
+    sessions = {
+        "int8": onnx_session(path, "Smart Turn"),
+        "int8_unfused": unfused_session(path),
+        "float32": onnx_session(path, "Smart Turn", float32_graph),
+    }
+    reference = ReferenceEvaluator(float32_graph(path))
+    transcriber = WhisperTranscriber()
+    manifest = json.loads((AUDIO / "manifest.json").read_text())
+    pause = np.zeros(ENGINE_RATE // 5, np.float32)  # the 200 ms of silence after which the engine asks
+    found = []
+    for fixture in (f for f in manifest["fixtures"] if f["kind"] == "speech"):
+        samples = read_wav(AUDIO / fixture["file"]).samples
+        words = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE), word_timings=True).words
+        for cut_s in [None] + ([round(words[-1].start_s, 2)] if len(words) > 1 else []):
+            print(f"{fixture['file']} cut at {cut_s}", file=sys.stderr)
+            said = samples if cut_s is None else samples[: round(cut_s * ENGINE_RATE)]
+            features = model.features(AudioBlock(np.concatenate((said, pause)), ENGINE_RATE))
+            row: dict[str, Any] = {"fixture": fixture["file"], "cut_s": cut_s}
+            for name, session in sessions.items():
+                row[name] = probability(session.run(None, {"input_features": features}))
+            row["reference"] = probability(reference.run(None, {"input_features": features}))
+            found.append(row)
+    question = AudioBlock(read_wav(AUDIO / "what-weather.wav").samples, ENGINE_RATE)
+    features = model.features(question)
+    cost = {"calls": calls, "features": median_ms(lambda: model.features(question), calls)}
+    for name, session in sessions.items():
+        cost[name] = median_ms(functools.partial(session.run, None, {"input_features": features}), calls)
+    load.append(round(os.getloadavg()[0], 2))
+    return {
+        "onnxruntime": onnxruntime.__version__,
+        "cost_ms": cost,
+        "load_1min": load,
+        "probabilities": found,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pause-s", type=float, default=0.45, help="the pause put between two words")
@@ -656,14 +739,19 @@ def main() -> None:
     )
     parser.add_argument("--asr-model", help="with --set: the whisper model that hears (default tiny.en)")
     parser.add_argument("--against", type=Path, help="with --set: another tree to run first")
+    parser.add_argument("--paths", action="store_true", help="Smart Turn computed each way, and its cost")
+    parser.add_argument("--calls", type=int, default=30, help="with --paths: calls timed per way")
     args = parser.parse_args()
+    if args.paths:
+        print(json.dumps(with_cpu(paths(args.calls)), indent=2))
+        return
     if args.set:
         before = None
         if args.against is not None:
             before = run_against(args.against, __file__, without_against(sys.argv[1:]))
         after = on_set(args)
         found = after if before is None else side_by_side(before, after, str(args.against))
-        print(json.dumps(found, indent=2))
+        print(json.dumps(with_cpu(found), indent=2))
         return
 
     manifest = json.loads((AUDIO / "manifest.json").read_text())
@@ -692,7 +780,7 @@ def main() -> None:
         "judged_complete": f"{sum(p > 0.5 for p in judge.said)} of {len(judge.said)} judged pauses",
         "judgements": judgements(recorded, transcriber, model),
     }
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
 
 
 if __name__ == "__main__":

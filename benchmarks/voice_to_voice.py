@@ -45,6 +45,7 @@ from typing import Any
 
 from common import voice_parts
 from common.against import run_against
+from common.machine import with_cpu
 from common.scenario_runs import (
     LOCAL_MAX_TOKENS,
     LOCAL_RUNS,
@@ -467,7 +468,7 @@ def parts(args: argparse.Namespace) -> int:
             )
     after = merged_rounds(afters)
     result = after if not befores else parts_side_by_side(merged_rounds(befores), after, str(args.against))
-    print(json.dumps(result, indent=2))
+    print(json.dumps(with_cpu(result), indent=2))
     return 0
 
 

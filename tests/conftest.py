@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 import os
+import platform
 import sys
 
 # The scenarios' expected transcripts and timings (tests/sim/expected) were measured with one set of
 # OpenBLAS kernels, which it picks by CPU: pin one every x86-64 machine with AVX2 runs, before numpy loads.
 os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+# Whisper's int8 words differ by CPU (AVX2 alone hears "winner" where VNNI hears "weather"): every x86
+# machine runs the narrow path an AVX2-only AMD one takes by default (oneDNN, not MKL, capped at AVX2), so
+# a wide CPU checks what a narrow one hears (docs/architecture.md §3).
+if platform.machine() in ("x86_64", "AMD64"):
+    os.environ.setdefault("CT2_USE_MKL", "0")
+    os.environ.setdefault("CT2_FORCE_CPU_ISA", "AVX2")
+    os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 assert "numpy" not in sys.modules, "numpy was loaded before tests/conftest.py could pin OpenBLAS's kernels"
 
 from collections.abc import Iterator

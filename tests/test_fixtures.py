@@ -192,7 +192,7 @@ def test_scenario_room_names_a_noise_bed(path: Path) -> None:
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda path: path.stem)
 def test_scenario_expectation_is_consistent(path: Path) -> None:
     scenario = load(path)
-    expect = scenario["expect"]
+    expect = scenario["fixture_expect"]
     turns = expect["turns"]
     assert len(turns) == expect["requests"] <= len(scenario["llm"]["replies"])
     assert sum(turn["interrupted"] for turn in turns) == expect["interruptions"]
@@ -205,13 +205,13 @@ def test_scenario_expectation_is_consistent(path: Path) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [p for p in SCENARIOS if load(p)["expect"]["interruptions"]],
+    [p for p in SCENARIOS if load(p)["fixture_expect"]["interruptions"]],
     ids=lambda path: path.stem,
 )
 def test_cut_in_speech_starts_while_the_reply_plays(path: Path) -> None:
     """The user's speech (not just the file) must begin before the reply it cuts would have ended."""
     scenario = load(path)
-    reply_audio_s = scenario["expect"]["reply_audio_s"]
+    reply_audio_s = scenario["fixture_expect"]["reply_audio_s"]
     for entry in scenario["user"]:
         if "during_reply" in entry and "wav" in entry:
             onset_s = entry["after_ms"] / 1000 + fixture_for(path, entry["wav"])["start_s"]

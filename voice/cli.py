@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "voice.llm.commands",
     "voice.sim.commands",
     "voice.sim.demo_command",
+    "voice.sim.suite_command",
     "voice.chat.commands",
     "voice.kiosk.commands",
     "voice.config.commands",

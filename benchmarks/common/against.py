@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common.machine import with_cpu
+
 # Runs the script with setuptools' editable-install finder taken out: it would import a module the
 # other tree lacks from this one, so "before" would quietly include part of "after". The current folder
 # goes too: ``python -c`` puts it first on sys.path, and run from this tree's root, its voice would win.
@@ -69,7 +71,8 @@ def print_before_and_after(
     before = None if against is None else run_against(against, script, without_against(argv))
     after = measure()
     printed = json.dumps(
-        after if before is None else {"before": {"tree": str(against), **before}, "after": after}, indent=2
+        with_cpu(after if before is None else {"before": {"tree": str(against), **before}, "after": after}),
+        indent=2,
     )
     print(printed)
     if out is not None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from common.against import run_against, without_against
+from common.machine import with_cpu
 from voice.audio.vad import DEFAULT_QUIET
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
@@ -263,7 +264,7 @@ def print_figures(
         "wall_s": round(time.monotonic() - started, 1),
     }
     progress("done", started)
-    print(json.dumps(after if before is None else {"before": before, "after": after}, indent=2))
+    print(json.dumps(with_cpu(after if before is None else {"before": before, "after": after}), indent=2))
     return 0
 
 

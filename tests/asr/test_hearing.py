@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.word_error import same_but_one_word
 from voice.asr.guard import UnusableTranscript, WordGuard, guarded, words_of
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
@@ -94,5 +95,7 @@ def test_after_pick_a_card_the_room_hears_the_card(
             models=SpeechModels(ears, synthesizer, SmartTurn()),
         )
         heard[name] = [speech["transcript"] for speech in report["user_speech"]]
-    assert heard["with"] == ["What will the weather be like tomorrow?", "Hearts."]
+    # whisper's words differ by CPU kernels: one word may be heard as another
+    assert same_but_one_word(heard["with"][0], "What will the weather be like tomorrow?")
+    assert words_of(heard["with"][1]) == ["hearts"]
     assert heard["without"][1] != "Hearts."

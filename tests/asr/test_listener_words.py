@@ -104,18 +104,23 @@ def first_look_only() -> WhisperTranscriber:
     return WhisperTranscriber(WhisperSettings(second_look=False, cut_in_look=False))
 
 
+# Listener's sounds whisper alone hears as other words with MKL's VNNI kernels (AVX2's hear some right)
+MISHEARD = [
+    (MM_HMM, "en-us+m7", 160),  # alone: "My term."
+    (MM_HMM, "en-gb+m3", 130),  # "My turn." ("Mm-hmm." on AVX2)
+    ("Uh-huh.", "en-gb+m1", 160),  # "Uh uh."
+    ("Sure.", "en-gb+f2", 190),  # "short"
+    (
+        "Got it.",
+        "en-gb-x-gbclan+f4",
+        130,
+    ),  # "Clotted." (AVX2: "Got it."); so with a prompt not naming it
+]
+
+
 @pytest.mark.models
-@pytest.mark.parametrize(
-    ("text", "voice", "wpm"),
-    [
-        (MM_HMM, "en-us+m7", 160),  # alone: "My term."
-        (MM_HMM, "en-gb+m3", 130),  # "My turn."
-        ("Uh-huh.", "en-gb+m1", 160),  # "Uh uh."
-        ("Sure.", "en-gb+f2", 190),  # "short"
-        ("Got it.", "en-gb-x-gbclan+f4", 130),  # "Clotted.", and so with a prompt that did not name it
-    ],
-)
-def test_a_listeners_sound_whisper_alone_hears_as_other_words_is_heard_as_a_listeners_over_a_reply(
+@pytest.mark.parametrize(("text", "voice", "wpm"), MISHEARD)
+def test_a_listeners_sound_whisper_alone_may_hear_as_other_words_is_heard_as_a_listeners_over_a_reply(
     tmp_path: Path,
     transcriber: WhisperTranscriber,
     first_look_only: WhisperTranscriber,
@@ -124,9 +129,21 @@ def test_a_listeners_sound_whisper_alone_hears_as_other_words_is_heard_as_a_list
     wpm: int,
 ) -> None:
     burst = said_alone(tmp_path, text, voice, wpm)
-    assert not is_listeners(first_look_only.transcribe(burst, over_reply=True).text)  # the mishearing
     assert is_listeners(transcriber.transcribe(burst, over_reply=True).text)
-    assert not is_listeners(transcriber.transcribe(burst).text)  # in the quiet, no second look
+    in_the_quiet = transcriber.transcribe(burst).text
+    assert in_the_quiet == first_look_only.transcribe(burst).text  # in the quiet, no second look
+
+
+@pytest.mark.models
+def test_whisper_alone_hears_most_of_those_sounds_as_other_words(
+    tmp_path: Path, first_look_only: WhisperTranscriber
+) -> None:
+    """What the second look is for, on any CPU's kernels (AVX2's hear two of the five right alone)."""
+    heard = [
+        first_look_only.transcribe(said_alone(tmp_path, text, voice, wpm), over_reply=True).text
+        for text, voice, wpm in MISHEARD
+    ]
+    assert sum(not is_listeners(text) for text in heard) >= 3, heard
 
 
 @pytest.mark.models

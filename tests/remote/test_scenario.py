@@ -39,7 +39,7 @@ def test_a_user_cutting_in_over_a_remote_voice_is_heard_and_the_heard_prefix_hol
     name: str, wyoming_whisper: str, wyoming_piper: str, transcriber: WhisperTranscriber, tmp_path: Path
 ) -> None:
     path = AUDIO_SCENARIOS / f"{name}.json"
-    scenario, expect = load_scenario(path), json.loads(path.read_text(encoding="utf-8"))["expect"]
+    scenario, expect = load_scenario(path), json.loads(path.read_text(encoding="utf-8"))["fixture_expect"]
     with transcriber_for(wyoming_whisper) as heard_by, synthesizer_for(wyoming_piper) as voice:
         report = run_scenario(scenario, tmp_path, models=SpeechModels(heard_by, voice, SmartTurn()))
 

@@ -16,7 +16,7 @@ VARIED = [
     "interrupt-mid",
     "tool-running-interrupted",
     "failure-after-heard",
-    "interrupt-late",
+    "pause-after-a-whole-command",
     "sounds-no-barge-in",
     "typed-duplicate",
 ]

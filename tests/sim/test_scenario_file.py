@@ -72,7 +72,7 @@ def test_a_real_llm_scenario_names_the_embedded_model(tmp_path: Path) -> None:
             GOOD | {"user": [{"wav": str(AUDIO / "hello-there.wav"), "during_reply": 0}]},
             "during_reply counts from 1",
         ),
-        (GOOD | {"llm": {"model": "x"}}, 'llm needs "replies", "url" or "embedded": true'),
+        (GOOD | {"llm": {"model": "x"}}, 'llm needs "replies", "url", "config": true or "embedded": true'),
         ([1, 2], "the top level must be an object"),
         (GOOD | {"llm": {"replies": [{"text": "Hi", "fail": "bogus"}]}}, "unknown fail code 'bogus'"),
         (GOOD | {"llm": {"replies": ["Hi"], "tools": {"x": {"ms": 5}}}}, "missing key 'result'"),

@@ -16,6 +16,9 @@ from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.conversation.items import NOT_RUN_INTERRUPTED
+from voice.sim import expectations as expect_list
+from voice.sim.scenario import load_scenario
+from voice.sim.suite import read_records
 
 NAMES = [path.stem for path in SCENARIOS]
 
@@ -25,7 +28,7 @@ def words(text: str) -> list[str]:
 
 
 def expectations(name: str) -> dict[str, Any]:
-    expect: dict[str, Any] = json.loads((SCENARIOS[0].parent / f"{name}.json").read_text())["expect"]
+    expect: dict[str, Any] = json.loads((SCENARIOS[0].parent / f"{name}.json").read_text())["fixture_expect"]
     return expect
 
 
@@ -241,3 +244,15 @@ def test_the_same_scenario_twice_gives_identical_outputs(simulated: RunScenario,
     assert second == first
     for name in ("mic.wav", "speaker.wav", "events.jsonl"):
         assert (tmp_path / name).read_bytes() == (first_out / name).read_bytes()
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", NAMES)
+def test_the_scenarios_own_expectations_hold_as_voice_test_checks_them(
+    name: str, simulated: RunScenario
+) -> None:
+    _, out = simulated(name)
+    scenario = load_scenario(SCENARIOS[0].parent / f"{name}.json")
+    outcomes = expect_list.check_expectations(scenario.expectations, read_records(out))
+    assert scenario.expectations
+    assert [o.line for o in outcomes if o.status != "pass"] == []

@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.notify_socket import NotifySocket
 from tests.support.processes import read_until
+from voice.telemetry.machine import this_cpu
 from voice.testing.loopback import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.device, pytest.mark.models]
@@ -34,7 +35,7 @@ def test_chat_says_ready_pings_the_watchdog_and_serves_metrics_and_health(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         ) as chat:
             assert chat.stdout is not None
-            read_until(chat.stdout, "listening")
+            said = read_until(chat.stdout, "listening")
             ready = notify.wait_for("READY=1", 30)
             notify.wait_for("WATCHDOG=1", 10)
             scraped = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
@@ -50,6 +51,8 @@ def test_chat_says_ready_pings_the_watchdog_and_serves_metrics_and_health(
             chat.communicate(timeout=60)
         notify.wait_for("STOPPING=1", 10)
     assert "voice_turns_total" in scraped
+    assert said[0] == f"cpu: {this_cpu().line()}\n"  # once, first: figures depend on it (`voice doctor`)
+    assert f'model="{this_cpu().model}"' in scraped  # voice_cpu_info
     assert "voice_loop_stalls_total" in scraped  # the driver's counters
     assert health.status_code == 200, health.text  # the embedded llama.cpp server answers too
     assert health.json()["checks"]["audio"] == "ok"

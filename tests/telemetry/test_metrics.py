@@ -19,6 +19,7 @@ from voice.client_events import (
 from voice.conversation.items import ToolResult
 from voice.conversation.log_records import InputWithdrawn, TurnEnded, TurnFailed
 from voice.engine.inputs import LlmDone, LlmText, SynthesisReady, ToolDone, TranscriptReady
+from voice.telemetry.machine import parse_cpuinfo
 from voice.telemetry.metrics import VoiceMetrics
 from voice.tts.port import Synthesis
 
@@ -153,3 +154,10 @@ def test_every_name_follows_the_conventions() -> None:
             assert all(sample.name.endswith(("_total", "_created")) for sample in family.samples)
         if family.type == "histogram":
             assert family.name.endswith(("_seconds", "_ratio")), family.name
+
+
+def test_the_cpu_is_one_info_series_so_a_dashboard_tells_the_machines_apart() -> None:
+    epyc = parse_cpuinfo("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fma avx2 f16c\n", "x86_64")
+    labels = (("arch", "x86_64"), ("cores", "1"), ("model", "AMD EPYC 7B13"), ("sets", "avx2 fma f16c"))
+    assert scraped(VoiceMetrics(epyc))["voice_cpu_info", labels] == 1.0
+    assert not any(name == "voice_cpu_info" for name, _ in scraped(VoiceMetrics()))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
+from voice.chat.scenario_recording import ScenarioRecording, check_scenario_path
 from voice.client_events import Failure
 from voice.components import (
     context_budget,
@@ -33,9 +34,11 @@ from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.conversation.session_log import open_session
 from voice.llm.port import ChatSettings
+from voice.recorder import Recorder
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry
 from voice.telemetry.http_endpoint import TelemetryEndpoint
+from voice.telemetry.machine import this_cpu
 from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox
 
@@ -52,6 +55,13 @@ def register(subparsers: Any) -> None:
     chat.add_argument("--seconds", type=float, help="stop after this much audio (default: until Ctrl-C)")
     chat.add_argument(
         "--plain", action="store_true", help="plain lines, not the live view (always when not a terminal)"
+    )
+    chat.add_argument(
+        "--record-scenario",
+        type=Path,
+        metavar="FILE",
+        help="also write the conversation as a scenario FILE (.json) with your words as WAVs beside it, "
+        "for `voice test`",
     )
     add_llm_arguments(chat)
     add_speech_arguments(chat)
@@ -70,6 +80,10 @@ def _chat(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
+    if args.record_scenario is not None:
+        check_scenario_path(args.record_scenario)
+    cpu = this_cpu()
+    print(f"cpu: {cpu.line()}", flush=True)  # speed and turn-taking depend on it (`voice doctor`)
     print("loading whisper and piper...", flush=True)
     models = telling_voices_apart(load_speech_models(configured.speech), configured.speaker)
     if live_view:
@@ -98,8 +112,14 @@ def _chat(args: argparse.Namespace) -> int:
             input_levels=live is not None,
             partials=None if live is None else whisper_partials,
         )
+        recording = None
+        if args.record_scenario is not None:
+            following = Recorder.following(talk.runner)
+            recording = ScenarioRecording(args.record_scenario, following, configured.eagerness)
+            talk.on_heard = recording.hear
+            stack.callback(_write_scenario, recording)
         telemetry = Telemetry(
-            configured.telemetry, configured.eagerness.value, *probes_for(configured, model)
+            configured.telemetry, configured.eagerness.value, *probes_for(configured, model), cpu=cpu
         )
         stack.callback(telemetry.close)
         telemetry.attach(talk, work)
@@ -133,6 +153,11 @@ def _chat(args: argparse.Namespace) -> int:
             thinker.stop_all()
             work.close()
     return 0
+
+
+def _write_scenario(recording: ScenarioRecording) -> None:
+    path = recording.write()
+    print(f"voice chat: scenario {path} (your words in {recording.audio_dir}); replay it: voice test {path}")
 
 
 def _live_chat(seconds: float | None) -> LiveChat:

@@ -179,6 +179,7 @@ class DeviceConversation:
         self._cuts_seen = 0  # the playback buffer's cuts already silenced in the device
         self.last_step_s = 0.0  # wall seconds the last mic block took to handle, for soaks to watch
         self.on_step: Callable[[], None] | None = None  # after each block handled (telemetry's heartbeat)
+        self.on_heard: Callable[[AudioBlock], None] | None = None  # each block as the engine heard it
         self.runner.events.subscribe(self._follow_state)
         engine = self.runner.engine
         self._meter = (
@@ -371,6 +372,8 @@ class DeviceConversation:
             raise DeviceError("audio devices are not open")
         heard = self._duplex.step(block, mic, speaker)
         self._silence_cut_audio()
+        if self.on_heard is not None:
+            self.on_heard(heard)
         if self._meter is not None:
             self._meter.add(block)
         if self._partials is not None:

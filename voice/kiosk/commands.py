@@ -34,6 +34,7 @@ from voice.kiosk.server import KioskServer, ServerSettings
 from voice.kiosk.sessions import SessionFiles
 from voice.llm.port import ChatSettings, SizedChatModel
 from voice.telemetry.attach import Telemetry
+from voice.telemetry.machine import this_cpu
 from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox, say_on_stderr
 
@@ -56,6 +57,8 @@ def _kiosk(args: argparse.Namespace) -> int:
     kiosk = configured.kiosk
     check_bind(kiosk.host, kiosk.token)
     files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
+    cpu = this_cpu()
+    print(f"cpu: {cpu.line()}", flush=True)  # speed and turn-taking depend on it (`voice doctor`)
     if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
         trouble = preload_partials()  # the page asks for the words as they are said as soon as it opens
@@ -78,6 +81,7 @@ def _kiosk(args: argparse.Namespace) -> int:
             configured.telemetry,
             configured.eagerness.value,
             *probes_for(configured, model),
+            cpu=cpu,
         )
         try:
             asyncio.run(

@@ -6,6 +6,7 @@ The modules beside this one read models.txt (catalog), know where models are (st
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,9 @@ def bundled_file(package: str, relative: str | Path, missing: str) -> Path:
     return path
 
 
-def onnx_session(path: Path, what: str) -> Any:
-    """An onnxruntime CPU session for the model at ``path`` (``what`` names it in errors).
+def onnx_session(path: Path, what: str, rewrite: Callable[[Path], bytes] | None = None) -> Any:
+    """An onnxruntime CPU session for the model at ``path`` (``what`` names it in errors), or for the
+    graph ``rewrite`` makes of that file once at load.
 
     One thread: the small models run beside whisper on 2 cores, and a second thread would take ASR's
     core. No arena or memory plans: memory stays flat over weeks.
@@ -36,8 +38,7 @@ def onnx_session(path: Path, what: str) -> Any:
     options.enable_cpu_mem_arena = False
     options.enable_mem_pattern = False
     try:
-        return onnxruntime.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-    except Exception as exc:  # onnxruntime raises its own unrelated error types
+        model = str(path) if rewrite is None else rewrite(path)
+        return onnxruntime.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime and onnx raise their own unrelated error types
         raise ModelError(f"cannot load {what} model {path}: {exc}") from exc

@@ -12,7 +12,7 @@ from voice.components import load_speech_models, telling_voices_apart
 from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.settings import add_config_argument, load_settings
 from voice.sim.run import prepare_out_dir, run_scenario
-from voice.sim.scenario import load_scenario
+from voice.sim.scenario import RealLlm, load_scenario
 
 
 def register(subparsers: Any) -> None:
@@ -51,10 +51,12 @@ def _simulate(args: argparse.Namespace) -> int:
     models = telling_voices_apart(load_speech_models(configured.speech), speaker)
     pinned = args.eagerness is None and scenario.eagerness is not None
     eagerness = scenario.eagerness if pinned else configured.eagerness
+    from_config = isinstance(scenario.llm, RealLlm) and scenario.llm.from_config
     report = run_scenario(
         scenario,
         args.out,
         realtime=args.realtime,
+        llm_config=configured.llm if from_config else None,
         models=models,
         mcp_servers=configured.mcp_servers,
         eagerness=eagerness,

@@ -14,6 +14,7 @@ from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, Ove
 from voice.engine.speaker_check import SPEAKERS
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
+from voice.sim.expectations import Expectation, parse_expectations
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
 
 SCENARIO_VERSION = 1
@@ -55,11 +56,13 @@ class ScriptedLlm:
 
 @dataclass(frozen=True)
 class RealLlm:
-    """A real model: an OpenAI-compatible URL, or the embedded llama.cpp server when ``url`` is None."""
+    """A real model: an OpenAI-compatible URL, or the embedded llama.cpp server when ``url`` is None;
+    ``from_config``: the LLM the user's config (or its environment variables) names."""
 
     url: str | None = None
     model: str | None = None
     max_tokens: int = 60
+    from_config: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class Scenario:
     # ``"turn": {"backchannels": [...], "stop_phrases": [...]}`` pins them (a list left out: the default);
     # None: the config's
     overlap: OverlapPhrases | None = None
+    expectations: tuple[Expectation, ...] = ()  # ``"expect": [...]``: what must hold after a run
     speaker: str | None = None  # ``"turn": {"speaker": "conversation"}`` pins it; None: the config's
 
 
@@ -139,7 +143,10 @@ def _parse(path: Path, data: Any) -> Scenario:
     room = _room(base, data.get("room"))
     llm, mcp = _llm(base, data["llm"]), _mcp(path, data.get("mcp"))
     turn = data.get("turn")
-    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn), _speaker(turn))
+    expectations = parse_expectations(data.get("expect"))
+    return Scenario(
+        path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn), expectations, _speaker(turn)
+    )
 
 
 _TURN_KEYS = {"eagerness", "backchannels", "stop_phrases", "speaker"}
@@ -223,7 +230,9 @@ def _llm(base: Path, data: Any) -> ScriptedLlm | RealLlm:
         )
     if data.get("embedded") is True or "url" in data:
         return RealLlm(data.get("url"), data.get("model"), int(data.get("max_tokens", 60)))
-    raise ValueError('llm needs "replies", "url" or "embedded": true')
+    if data.get("config") is True:
+        return RealLlm(max_tokens=int(data.get("max_tokens", 60)), from_config=True)
+    raise ValueError('llm needs "replies", "url", "config": true or "embedded": true')
 
 
 def _reply(data: Any) -> ScriptedReply:

@@ -8,6 +8,7 @@ from voice.config.telemetry import TelemetrySettings
 from voice.runtime import Work
 from voice.telemetry.health import Health
 from voice.telemetry.heartbeat import Heartbeat
+from voice.telemetry.machine import Cpu
 from voice.telemetry.metrics import VoiceMetrics
 from voice.telemetry.probes import Probe
 from voice.telemetry.traces import TurnTracer
@@ -24,9 +25,10 @@ class Telemetry:
         llm: Probe | None = None,
         asr: Probe | None = None,
         tts: Probe | None = None,
+        cpu: Cpu | None = None,
     ) -> None:
         self.heartbeat = Heartbeat()
-        self.metrics = VoiceMetrics()
+        self.metrics = VoiceMetrics(cpu)
         self.health = Health(self.heartbeat, llm, asr, tts)
         self.watchdog = Watchdog.from_environment(self.heartbeat)
         self.tracer = (

@@ -16,6 +16,7 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    Info,
     ProcessCollector,
     disable_created_metrics,
 )
@@ -41,6 +42,7 @@ from voice.engine.inputs import (
     ToolDone,
     TranscriptReady,
 )
+from voice.telemetry.machine import Cpu
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 # a *_created series per counter and histogram would double what each scrape formats and Prometheus stores
@@ -66,9 +68,13 @@ class VoiceMetrics:
     the kiosk's loop; prometheus_client's metrics take them all.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: Cpu | None = None) -> None:
         self.registry = registry = CollectorRegistry()
         ProcessCollector(registry=registry)
+        if cpu is not None:  # figures differ by CPU (issue 46): a dashboard can tell the machines apart
+            about = "The processor and the instruction sets its kernels use."
+            facts = {"model": cpu.model, "arch": cpu.arch, "cores": str(cpu.cores)}
+            Info("voice_cpu", about, registry=registry).info(facts | {"sets": " ".join(cpu.present)})
         self.turns = Counter(
             "voice_turns",
             "Turns by how they ended: completed (played in full), interrupted (the user cut in), discarded "

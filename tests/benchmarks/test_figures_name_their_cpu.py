@@ -1,0 +1,72 @@
+"""Every benchmark's JSON names the CPU its figures came from (issue 46): the model, the instruction sets
+that change which kernels run, and the load average, through benchmarks/common/machine.py."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.benchmark_modules import BENCHMARKS, benchmark_module
+from voice.telemetry.machine import this_cpu
+
+machine: Any = benchmark_module("common.machine")
+against: Any = benchmark_module("common.against")
+HELPERS = {"with_cpu", "cpu_facts"}
+
+
+def called(path: Path) -> dict[str, set[str]]:
+    """The names each top-level function of ``path`` calls (module level under "")."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls: dict[str, set[str]] = {"": set()}
+    for node in tree.body:
+        owner = node.name if isinstance(node, ast.FunctionDef) else ""
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+                calls.setdefault(owner, set()).add(inner.func.id)
+    return calls
+
+
+def printers_naming_the_cpu() -> set[str]:
+    """The shared printers of benchmarks/common/ that put the CPU into what they print."""
+    return {
+        function
+        for path in sorted((BENCHMARKS / "common").glob("*.py"))
+        for function, names in called(path).items()
+        if function and names & HELPERS
+    }
+
+
+@pytest.mark.parametrize("script", sorted(path.name for path in BENCHMARKS.glob("*.py")))
+def test_every_benchmark_script_puts_the_cpu_into_its_json(script: str) -> None:
+    uses = set().union(*called(BENCHMARKS / script).values())
+    assert uses & (HELPERS | printers_naming_the_cpu()), (
+        f"benchmarks/{script} prints figures without their CPU: wrap its JSON in common.machine.with_cpu"
+    )
+
+
+def test_the_shared_printers_are_counted_only_because_they_name_it() -> None:
+    assert {"print_before_and_after", "print_figures"} <= printers_naming_the_cpu()
+
+
+def test_the_cpu_entry_holds_the_model_its_instruction_sets_and_the_load() -> None:
+    cpu = this_cpu()
+    named = machine.with_cpu({"median_ms": 120})
+    assert list(named) == ["median_ms", "cpu"]
+    assert named["cpu"]["model"] == cpu.model
+    assert named["cpu"]["sets"] == cpu.sets
+    assert len(named["cpu"]["load_average_1_5_15"]) == 3
+
+
+def test_before_and_after_in_one_run_prints_the_cpu_beside_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "figures.json"
+    against.print_before_and_after(None, "benchmark.py", [], lambda: {"median_ms": 120}, out)
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["median_ms"] == 120
+    assert printed["cpu"]["model"] == this_cpu().model
+    assert json.loads(out.read_text()) == printed  # --out writes what was printed
