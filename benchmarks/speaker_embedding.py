@@ -31,7 +31,6 @@ import argparse
 import itertools
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -41,6 +40,7 @@ from typing import Any
 
 import numpy as np
 from cases.unfamiliar_speech import fixture_maker
+from common.machine import with_cpu
 
 from voice.audio.wav import read_wav
 from voice.speaker.encoder import SpeakerEncoder, cosine
@@ -76,13 +76,6 @@ class Clip:
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def cpu_name() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    return next(
-        (line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "?"
-    )
 
 
 def real_clips(prefix: str, voice: str) -> list[Clip]:
@@ -288,7 +281,7 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
-    result: dict[str, Any] = {"cpu": cpu_name(), "load_average_before": os.getloadavg()[0]}
+    result: dict[str, Any] = {"load_average_before": os.getloadavg()[0]}
     say("synthesizing the voices")
     clips = pools()
     austen = [clip for clip in clips["held_out"] if clip.voice == "austen"]
@@ -329,7 +322,7 @@ def main() -> None:
         }
         result[method] = figures
     result["load_average_after"] = os.getloadavg()[0]
-    text = json.dumps(rounded(result), indent=2)
+    text = json.dumps(rounded(with_cpu(result)), indent=2)
     print(text)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

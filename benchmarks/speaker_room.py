@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav, write_wav
@@ -126,7 +127,7 @@ def main() -> None:
                 print(key, file=sys.stderr, flush=True)
                 result[key] = run(models, user, speaker, tv)
     result["load_average_after"] = os.getloadavg()[0]
-    text = json.dumps(result, indent=2)
+    text = json.dumps(with_cpu(result), indent=2)
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")

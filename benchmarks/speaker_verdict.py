@@ -31,10 +31,10 @@ import os
 from typing import Any
 
 import numpy as np
+from common.machine import with_cpu
 from speaker_embedding import (
     Clip,
     Samples,
-    cpu_name,
     equal_error,
     level_db,
     pools,
@@ -118,7 +118,7 @@ def main() -> None:
     )
     parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args()
-    result: dict[str, Any] = {"cpu": cpu_name(), "load_average_before": os.getloadavg()[0]}
+    result: dict[str, Any] = {"load_average_before": os.getloadavg()[0]}
     say("synthesizing the voices")
     clips = pools()
     by_voice: dict[str, list[Clip]] = {}
@@ -151,7 +151,7 @@ def main() -> None:
             "held_out": {name: rates(held_out, refuse) for name, refuse in verdicts.items()},
         }
     result["load_average_after"] = os.getloadavg()[0]
-    text = json.dumps(rounded(result), indent=2)
+    text = json.dumps(rounded(with_cpu(result)), indent=2)
     print(text)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as out:
