@@ -16,12 +16,19 @@ from voice.asr.partial_whisper import preload_partials, whisper_partials
 from voice.chat.driver import DeviceConversation, DeviceSettings, default_echo_canceller
 from voice.chat.narrator import Narrator
 from voice.client_events import Failure
-from voice.components import context_budget, load_speech_models, make_engine, open_chat_model
+from voice.components import (
+    context_budget,
+    load_speech_models,
+    make_engine,
+    open_chat_model,
+    open_wake_gate,
+)
 from voice.config.flags import (
     add_device_arguments,
     add_speech_arguments,
     add_telemetry_arguments,
     add_turn_arguments,
+    add_wake_arguments,
 )
 from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
@@ -51,6 +58,7 @@ def register(subparsers: Any) -> None:
     add_speech_arguments(chat)
     add_device_arguments(chat)
     add_turn_arguments(chat)
+    add_wake_arguments(chat)
     add_telemetry_arguments(chat)
     chat.set_defaults(run=_chat)
 
@@ -66,6 +74,7 @@ def _chat(args: argparse.Namespace) -> int:
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
     models = load_speech_models(configured.speech)
+    wake = open_wake_gate(configured.wake_word, configured.awake_s)
     if live_view:
         trouble = preload_partials()  # the view shows your words as you say them from the start
         if trouble is not None:
@@ -91,6 +100,7 @@ def _chat(args: argparse.Namespace) -> int:
             say=None if live is None else live.say,
             input_levels=live is not None,
             partials=None if live is None else whisper_partials,
+            wake=wake,
         )
         telemetry = Telemetry(
             configured.telemetry, configured.eagerness.value, *probes_for(configured, model)
@@ -119,6 +129,8 @@ def _chat(args: argparse.Namespace) -> int:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)
             talk.open()  # a missing or busy device is said before "listening", not after
             print(f"listening (session log {session_path}); talk any time, Ctrl-C to stop", flush=True)
+            if wake is not None:
+                print(f'asleep: say "{wake.watch.detector.phrase}" to wake it', flush=True)
             await talk.run(args.seconds)
 
         try:

@@ -14,6 +14,7 @@ from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, Ove
 from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
+from voice.wake.models import check_wake_word
 
 SCENARIO_VERSION = 1
 
@@ -103,6 +104,15 @@ class Scenario:
     # ``"turn": {"backchannels": [...], "stop_phrases": [...]}`` pins them (a list left out: the default);
     # None: the config's
     overlap: OverlapPhrases | None = None
+    wake: WakeSetting | None = None  # ``"wake": {"word": "okay_nabu", "awake_s": 10}``: asleep until it
+
+
+@dataclass(frozen=True)
+class WakeSetting:
+    """A scenario's wake word (a bundled name or a model's .json beside the scenario) and quiet time."""
+
+    word: str
+    awake_s: float = 10.0
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -137,7 +147,28 @@ def _parse(path: Path, data: Any) -> Scenario:
     room = _room(base, data.get("room"))
     llm, mcp = _llm(base, data["llm"]), _mcp(path, data.get("mcp"))
     turn = data.get("turn")
-    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn))
+    wake = _wake(base, data.get("wake"))
+    return Scenario(path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn), wake)
+
+
+def _wake(base: Path, data: Any) -> WakeSetting | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) - {"word", "awake_s"}:
+        raise ValueError('"wake" must be an object with "word" and, if wanted, "awake_s"')
+    word = data["word"]
+    if not isinstance(word, str) or not word.strip():
+        raise ValueError('"wake"."word" must be a wake word\'s name or a model\'s .json')
+    if "/" in word or word.endswith(".json"):
+        word = str(base / word)
+    awake_s = data.get("awake_s", 10.0)
+    if isinstance(awake_s, bool) or not isinstance(awake_s, int | float) or awake_s <= 0:
+        raise ValueError('"wake"."awake_s" must be a number of seconds above 0')
+    try:
+        check_wake_word(word)
+    except ConfigError as exc:
+        raise ValueError(f'"wake": {exc}') from exc
+    return WakeSetting(word, float(awake_s))
 
 
 _TURN_KEYS = {"eagerness", "backchannels", "stop_phrases"}
