@@ -26,4 +26,8 @@ CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
 $PY -m pip install --quiet -e '.[models,llm,dev]'
 # only for the Smart Turn model file it ships: pipecat's own dependencies (torch, ...) are never used
 $PY -m pip install --quiet --no-deps 'pipecat-ai==1.14.0'
+# the Wyoming wake word server pins wyoming==1.2.0 and numpy 1: its own venv, for the wyoming:// wake word's tests
+WAKE_VENV="${XDG_CACHE_HOME:-$HOME/.cache}/voice/wyoming-openwakeword-1.8.2"
+[ -x "$WAKE_VENV/bin/python" ] || { /usr/bin/python3 -m venv "$WAKE_VENV" &&
+    "$WAKE_VENV/bin/python" -m pip install --quiet 'wyoming-openwakeword==1.8.2' 'numpy<2'; }
 echo "installed into .venv: activate it with '. .venv/bin/activate'"

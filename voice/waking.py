@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from voice.asr.port import Transcriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
-from voice.client_events import StateChanged, StreamEvent
+from voice.client_events import Failure, StateChanged, StreamEvent
 from voice.engine.inputs import CancelReply
 from voice.runtime import ActionRunner
 from voice.wake.phrase import WakeWordsDropped
@@ -44,6 +44,10 @@ class WakeWordGate:
             if self.watch.asleep:
                 self._tell(runner, ASLEEP, block.start)
         heard = self.watch.hear(block)
+        detector = self.watch.detector
+        if detector.problem is not None:  # said once, as a device notice is
+            runner.events.publish(Failure("wake", detector.problem, t=round(block.end / ENGINE_RATE, 3)))
+            detector.problem = None
         if heard.detection is not None:
             self.wakes += 1
             self.last_wake = heard.detection.sample

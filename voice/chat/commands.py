@@ -73,8 +73,10 @@ def _chat(args: argparse.Namespace) -> int:
     live_view = not args.plain and sys.stdout.isatty()
     session_path: Path = args.session or default_session_path()
     print("loading whisper and piper...", flush=True)
+    wake = open_wake_gate(
+        configured.wake_word, configured.awake_s
+    )  # a wake server that is not there: said first
     models = load_speech_models(configured.speech)
-    wake = open_wake_gate(configured.wake_word, configured.awake_s)
     if live_view:
         trouble = preload_partials()  # the view shows your words as you say them from the start
         if trouble is not None:

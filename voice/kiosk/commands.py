@@ -61,6 +61,9 @@ def _kiosk(args: argparse.Namespace) -> int:
     if kiosk.wake is not None and configured.wake_word is not None:
         raise ConfigError("kiosk.wake (a phrase whisper hears) and wake.word (a wake word model): set one")
     files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
+    wake = open_wake_gate(
+        configured.wake_word, configured.awake_s
+    )  # a wake server that is not there: said first
     if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
         trouble = preload_partials()  # the page asks for the words as they are said as soon as it opens
@@ -75,7 +78,6 @@ def _kiosk(args: argparse.Namespace) -> int:
     )
     server = ServerSettings(kiosk.host, kiosk.port, kiosk.token, kiosk.allow_origins)
     keeper = KeeperSettings(kiosk.fresh_after_s, kiosk.wake)
-    wake = open_wake_gate(configured.wake_word, configured.awake_s)
     with McpToolbox(configured.mcp_servers) as toolbox, open_chat_model(configured.llm) as model:
         for line in toolbox.failures:
             say_on_stderr(line)

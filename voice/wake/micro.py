@@ -29,6 +29,7 @@ class MicroWakeDetector:
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"cannot load the wake word model {config}: {exc}") from exc
         self.name = config.stem
+        self.problem: str | None = None  # a model in this process has no server to lose
         self._frontend_type = MicroFrontend
         self._frontend = MicroFrontend()
         self._pending = np.zeros(0, np.int16)  # samples the frontend has not read yet

@@ -10,6 +10,8 @@ from pathlib import Path
 from voice.errors import ConfigError
 from voice.wake.port import WakeDetector
 
+WYOMING = "wyoming://"
+
 
 @dataclass(frozen=True)
 class WakeModel:
@@ -56,17 +58,28 @@ def wake_model(word: str) -> WakeModel:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{word} is no readable microWakeWord config ({exc})") from exc
     names = ", ".join(model.name for model in bundled_wake_models()) or "none: pip install pymicro-wakeword"
-    raise ConfigError(f"{word!r} is neither a bundled wake word ({names}) nor a model's .json")
+    raise ConfigError(
+        f"{word!r} is neither a bundled wake word ({names}) nor a model's .json nor {WYOMING}HOST:PORT"
+    )
 
 
 def check_wake_word(word: str) -> str:
-    """``word`` if some wake detector can be made for it."""
-    wake_model(word)
+    """``word`` if some wake detector can be made for it (a server's is reached only when opened)."""
+    if word.startswith(WYOMING):
+        from voice.wake.wyoming_wake import check_wyoming_wake_url
+
+        check_wyoming_wake_url(word)
+    else:
+        wake_model(word)
     return word
 
 
 def open_wake_detector(word: str) -> WakeDetector:
-    """The detector for ``word``."""
+    """The detector for ``word``: a local model, or a Wyoming wake server for ``wyoming://HOST:PORT``."""
+    if word.startswith(WYOMING):
+        from voice.wake.wyoming_wake import WyomingWakeDetector
+
+        return WyomingWakeDetector(word)
     from voice.wake.micro import MicroWakeDetector
 
     return MicroWakeDetector(wake_model(word).config)

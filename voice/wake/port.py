@@ -23,6 +23,7 @@ class WakeDetector(Protocol):
 
     name: str
     phrase: str
+    problem: str | None  # what went wrong with it since it last worked (a server lost), for clients
 
     def hear(self, block: AudioBlock) -> WakeDetection | None:
         """The detection whose audio ends in ``block``, if any (at most one per block)."""
