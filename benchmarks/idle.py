@@ -35,7 +35,7 @@ Modes (each prints one JSON object; progress goes to stderr), by what listens:
     taking ``--block-ms`` at a time: the floor of a mic or speaker that left PortAudio and ALSA for libpulse.
 
 Usage: python benchmarks/idle.py chat [--listen-seconds 30] [--settle-seconds 5] [--rounds 1]
-       [--against TREE] [--scrape-interval S]   (about 1 minute a round)
+       [--against TREE] [--scrape-interval S] [--wake-word NAME]   (about 1 minute a round)
        python benchmarks/idle.py streams [--seconds 15] [--rounds 3] [--block-ms 40] [--record-ms 40,400]
        (about ``rounds x cases x (seconds + 4)`` s)
 """
@@ -199,6 +199,7 @@ def measure(
     settle_s: float,
     tree: Path | None = None,
     scrape_interval: float | None = None,
+    wake_word: str | None = None,
 ) -> dict[str, Any]:
     """One ``voice chat`` listening idle; ``tree``'s voice package instead of this one's if given; its
     metrics served and scraped every ``scrape_interval`` seconds if given."""
@@ -213,6 +214,8 @@ def measure(
     port = free_port()
     if scrape_interval is not None:
         command += ["--metrics-port", str(port)]
+    if wake_word is not None:  # asleep: the wake model hears the mic, the engine silence
+        command += ["--wake-word", wake_word]
     process = subprocess.Popen(
         command,
         env=env,
@@ -300,6 +303,7 @@ def chat(args: argparse.Namespace) -> int:
                         args.settle_seconds,
                         tree,
                         args.scrape_interval,
+                        args.wake_word,
                     )
                     runs[tree].append(with_bars(result))
     if args.against is None and args.rounds == 1:
@@ -436,6 +440,7 @@ def main() -> int:
     chat_mode.add_argument("--settle-seconds", type=float, default=5.0)
     chat_mode.add_argument("--rounds", type=int, default=1, help="runs of each tree, alternating")
     chat_mode.add_argument("--against", type=Path, help="another source tree, run in turn with this one")
+    chat_mode.add_argument("--wake-word", help="listen asleep behind this wake word (voice chat --wake-word)")
     chat_mode.add_argument(
         "--scrape-interval",
         type=float,

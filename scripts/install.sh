@@ -28,4 +28,8 @@ $PY -m pip install --quiet -e '.[models,llm,dev]'
 $PY -m pip install --quiet --no-deps 'pipecat-ai==1.14.0'
 # only for the GE2E speaker encoder's weights (pretrained.pt), read without torch: its torch, librosa and scipy never are
 $PY -m pip install --quiet --no-deps 'Resemblyzer==0.1.4'
+# the Wyoming wake word server pins wyoming==1.2.0 and numpy 1: its own venv, for the wyoming:// wake word's tests
+WAKE_VENV="${XDG_CACHE_HOME:-$HOME/.cache}/voice/wyoming-openwakeword-1.8.2"
+[ -x "$WAKE_VENV/bin/python" ] || { /usr/bin/python3 -m venv "$WAKE_VENV" &&
+    "$WAKE_VENV/bin/python" -m pip install --quiet 'wyoming-openwakeword==1.8.2' 'numpy<2'; }
 echo "installed into .venv: activate it with '. .venv/bin/activate'"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from voice.asr.context import heeding_context
 from voice.asr.guard import guarded
 from voice.asr.port import Transcriber
+from voice.audio.block import ENGINE_RATE
 from voice.audio.speech_probability import SileroSpeech
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VadSettings, VoiceActivityDetector
 from voice.config.llm import LlmConfig
@@ -32,6 +33,9 @@ from voice.speech_backends import SpeechChoice, prepare_synthesizer, prepare_tra
 from voice.tts.port import Synthesizer
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn
+from voice.wake.models import open_wake_detector
+from voice.wake.watch import WakeWatch
+from voice.waking import WakeWordGate
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,13 @@ def assistant_ears(transcriber: Transcriber, context: bool = False) -> Transcrib
     """``transcriber`` as the assistant hears through it: behind the word guard, given the assistant's
     last question as context only if ``context`` (``[asr] context``)."""
     return heeding_context(guarded(transcriber), context)
+
+
+def open_wake_gate(word: str | None, awake_s: float) -> WakeWordGate | None:
+    """The wake word gate ``word`` names, asleep to start with; None without a wake word."""
+    if word is None:
+        return None
+    return WakeWordGate(WakeWatch(open_wake_detector(word), round(awake_s * ENGINE_RATE)))
 
 
 def make_engine(

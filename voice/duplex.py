@@ -25,6 +25,7 @@ from voice.audio.echo import EchoCanceller
 from voice.audio.echo_reference import EchoReference
 from voice.engine.inputs import MicAudio
 from voice.runtime import ActionRunner
+from voice.waking import WakeWordGate
 
 
 class AudioInput(Protocol):
@@ -111,10 +112,17 @@ class Duplex:
     """
 
     def __init__(
-        self, runner: ActionRunner, echo: EchoPath, engine_clock: Callable[[int], int] | None = None
+        self,
+        runner: ActionRunner,
+        echo: EchoPath,
+        engine_clock: Callable[[int], int] | None = None,
+        wake: WakeWordGate | None = None,
     ) -> None:
         self.runner = runner
         self.echo = echo
+        self.wake = wake  # with a wake word, the engine hears only what follows it
+        if wake is not None:
+            wake.attach(runner)
         self.glitches = {"overflows": 0, "underflows": 0}
         self.clock = 0  # mic clock sample after the last block heard
         self._engine_clock = engine_clock or (lambda sample: sample)
@@ -150,6 +158,8 @@ class Duplex:
         """The mic block, its echo cancelled, to the engine; returns it as the engine heard it."""
         self.clock = block.end
         block = self.echo.clean(block)
+        if self.wake is not None:
+            block = self.wake.hear(block)
         if block.frames:
             self.runner.feed(MicAudio(block))
         return block

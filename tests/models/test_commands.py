@@ -50,7 +50,11 @@ def test_models_lists_every_entry_present_or_not(data_home: Path, capsys: Captur
     names = [entry.name for entry in load_catalog().entries]
     lines = listed.splitlines()
     assert [line.split()[0] for line in lines[1 : len(names) + 1]] == names
-    servers = lines[lines.index("speech servers (--asr URL, --tts URL):") + 1 :]
+    wake_heading = next(i for i, line in enumerate(lines) if line.startswith("wake words"))
+    servers = lines[lines.index("speech servers (--asr URL, --tts URL):") + 1 : wake_heading - 1]
+    assert [line.split()[0] for line in lines[wake_heading + 1 :]] == [
+        "alexa", "hey_jarvis", "hey_mycroft", "okay_nabu",
+    ]  # fmt: skip
     assert [line.split()[:2] for line in servers] == [
         ["asr", "wyoming://HOST:PORT"],
         ["asr", "http(s)://HOST/v1"],

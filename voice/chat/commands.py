@@ -22,6 +22,7 @@ from voice.components import (
     load_speech_models,
     make_engine,
     open_chat_model,
+    open_wake_gate,
     telling_voices_apart,
 )
 from voice.config.flags import (
@@ -29,6 +30,7 @@ from voice.config.flags import (
     add_speech_arguments,
     add_telemetry_arguments,
     add_turn_arguments,
+    add_wake_arguments,
 )
 from voice.config.llm import add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
@@ -67,6 +69,7 @@ def register(subparsers: Any) -> None:
     add_speech_arguments(chat)
     add_device_arguments(chat)
     add_turn_arguments(chat)
+    add_wake_arguments(chat)
     add_telemetry_arguments(chat)
     chat.set_defaults(run=_chat)
 
@@ -85,6 +88,9 @@ def _chat(args: argparse.Namespace) -> int:
     cpu = this_cpu()
     print(f"cpu: {cpu.line()}", flush=True)  # speed and turn-taking depend on it (`voice doctor`)
     print("loading whisper and piper...", flush=True)
+    wake = open_wake_gate(
+        configured.wake_word, configured.awake_s
+    )  # a wake server that is not there: said first
     models = telling_voices_apart(load_speech_models(configured.speech), configured.speaker)
     if live_view:
         trouble = preload_partials()  # the view shows your words as you say them from the start
@@ -111,6 +117,7 @@ def _chat(args: argparse.Namespace) -> int:
             say=None if live is None else live.say,
             input_levels=live is not None,
             partials=None if live is None else whisper_partials,
+            wake=wake,
         )
         recording = None
         if args.record_scenario is not None:
@@ -145,6 +152,8 @@ def _chat(args: argparse.Namespace) -> int:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, talk.stop)
             talk.open()  # a missing or busy device is said before "listening", not after
             print(f"listening (session log {session_path}); talk any time, Ctrl-C to stop", flush=True)
+            if wake is not None:
+                print(f'asleep: say "{wake.watch.detector.phrase}" to wake it', flush=True)
             await talk.run(args.seconds)
 
         try:

@@ -33,6 +33,7 @@ from voice.engine.engine import Engine
 from voice.engine.inputs import CloseSession
 from voice.errors import DeviceError
 from voice.runtime import ActionRunner, Thinker, Work
+from voice.waking import ASLEEP, WakeWordGate
 
 STALL_S = 1.0  # a mic delivers a block every few tens of ms; a second without one means it died
 WATCH_S = 0.5  # the mic watchdog looks this often (longer than an idle batch: no extra wake-ups)
@@ -117,7 +118,7 @@ class DeviceConversation:
     (``input.partial``) while ``show_partials`` asks for them. Real devices hand the loop their blocks
     in batches while the conversation is idle (``devices.idle_batch_ms``); handed-in inputs do too with
     ``idle_batches``. ``stall_s`` is how long a mic that has delivered may go quiet before the devices
-    are reopened (tests shorten it).
+    are reopened (tests shorten it). With ``wake`` it sleeps until the wake word (voice/waking.py).
     """
 
     def __init__(
@@ -137,10 +138,12 @@ class DeviceConversation:
         partials: Callable[[], PartialDecoder] | None = None,
         idle_batches: bool | None = None,
         stall_s: float = STALL_S,
+        wake: WakeWordGate | None = None,
     ) -> None:
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self._echo = EchoPath(echo_canceller, EchoReference())
-        transcriber = self._echo.transcriber(models.transcriber)
+        heard_by = models.transcriber if wake is None else wake.transcriber(models.transcriber)
+        transcriber = self._echo.transcriber(heard_by)
         self.runner = ActionRunner(
             engine,
             transcriber,
@@ -152,7 +155,7 @@ class DeviceConversation:
             models.end_of_turn,
             models.speaker_embed,
         )
-        self._duplex = Duplex(self.runner, self._echo, self._on_mic_clock)
+        self._duplex = Duplex(self.runner, self._echo, self._on_mic_clock, wake)
         real_input, real_output = device_openers(devices)
         self._open_input = open_input or real_input
         self._open_output = open_output or real_output
@@ -406,7 +409,7 @@ class DeviceConversation:
 
     def _follow_state(self, event: StreamEvent) -> None:
         if isinstance(event, StateChanged):
-            self._listening = event.state == "listening"
+            self._listening = event.state in ("listening", ASLEEP)
             self._note_idle()  # a speaker that rests starts warming up now, long before a reply's audio
 
     def _enqueue(self, block: AudioBlock, stream: int) -> None:

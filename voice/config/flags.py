@@ -70,6 +70,13 @@ def add_kiosk_arguments(parser: argparse.ArgumentParser) -> None:
     _add(group, "kiosk.keep_sessions", type=int, metavar="N")
 
 
+def add_wake_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--wake-word``: sleep until a wake word model hears it; ``--awake-for``: how long it stays up."""
+    group = parser.add_argument_group("wake word")
+    _add(group, "wake.word", metavar="NAME|FILE")
+    _add(group, "wake.awake_s", type=float, metavar="SECONDS")
+
+
 def add_telemetry_arguments(parser: argparse.ArgumentParser) -> None:
     """``--metrics-port``: where `voice chat` serves its metrics and health (the kiosk uses its own port)."""
     group = parser.add_argument_group("telemetry")

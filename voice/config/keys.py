@@ -18,6 +18,7 @@ from voice.engine.overlap import DEFAULT_BACKCHANNELS, DEFAULT_STOP_PHRASES, cor
 from voice.engine.speaker_check import SPEAKERS
 from voice.errors import ConfigError
 from voice.speech_backends import Role, check_server_url, server_forms
+from voice.wake.models import check_wake_word
 
 ValueCheck = Callable[[Any], Any]
 ENV_ASR_URL = "VOICE_ASR_URL"
@@ -107,6 +108,18 @@ def always(value: str) -> bool:
 def slashed(value: str) -> bool:
     """A path has a slash or names an ``.onnx`` file; anything else is a models.txt name or a size."""
     return "/" in value or value.endswith(".onnx")
+
+
+def wake_word(value: Any) -> str:
+    try:
+        return check_wake_word(text(value))
+    except ConfigError as exc:
+        raise BadValue(f"must name a wake word: {exc}") from exc
+
+
+def model_file(value: str) -> bool:
+    """A wake word with a slash or a ``.json`` names a model's file; anything else a bundled model."""
+    return "/" in value or value.endswith((".json", ".tflite"))
 
 
 def seconds(value: Any) -> float:
@@ -278,8 +291,18 @@ KEYS = (
         flag="--fresh-after", dest="fresh_after",
     ),
     Key(
-        "kiosk.wake", text, None, "sleep until this phrase is heard; unset: always awake", "hey kiosk",
-        flag="--wake", dest="wake",
+        "kiosk.wake", text, None,
+        "sleep until whisper hears this phrase (costly: every sound is transcribed; wake.word is cheap)",
+        "hey kiosk", flag="--wake", dest="wake",
+    ),
+    Key(
+        "wake.word", wake_word, None,
+        "sleep until this wake word: a bundled model (`voice models`), a model's .json; unset: always awake",
+        "okay_nabu", flag="--wake-word", dest="wake_word", is_path=model_file,
+    ),
+    Key(
+        "wake.awake_s", seconds, 10.0, "with a wake word: after this much quiet it sleeps again",
+        flag="--awake-for", dest="awake_for",
     ),
     Key(
         "kiosk.sessions", text, None, "the kiosk's session log folder; unset: ~/.local/state/voice/kiosk",

@@ -72,6 +72,8 @@ class Settings:
     sources: Mapping[str, str]
     speech_api_key: str | None = field(default=None, repr=False)  # for asr.url and tts.url
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    wake_word: str | None = None  # sleep until this wake word (voice/wake/models.py)
+    awake_s: float = 10.0  # with a wake word: the quiet after which it sleeps again
 
     @property
     def overlap(self) -> OverlapPhrases:
@@ -111,6 +113,8 @@ class Settings:
             "kiosk.allow_origins": kiosk.allow_origins,
             "kiosk.fresh_after_s": kiosk.fresh_after_s,
             "kiosk.wake": kiosk.wake,
+            "wake.word": self.wake_word,
+            "wake.awake_s": self.awake_s,
             "kiosk.sessions": kiosk.sessions,
             "kiosk.keep_sessions": kiosk.keep_sessions,
             "telemetry.otlp_endpoint": self.telemetry.otlp_endpoint,
@@ -181,6 +185,8 @@ def load_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Setti
         ),
         file=file.path if file is not None else None,
         sources=sources,
+        wake_word=value["wake.word"],
+        awake_s=value["wake.awake_s"],
     )
 
 

@@ -32,6 +32,7 @@ from voice.llm.port import ChatModel, ChatSettings
 from voice.runtime import ChatModelThinker, Work
 from voice.telemetry.attach import Telemetry
 from voice.tools.toolbox import McpToolbox
+from voice.waking import WakeWordGate
 
 
 class KioskAssistant:
@@ -48,6 +49,7 @@ class KioskAssistant:
         toolbox: McpToolbox | None = None,
         eagerness: Eagerness = Eagerness.AUTO,
         overlap: OverlapPhrases | None = None,
+        wake: WakeWordGate | None = None,
     ) -> None:
         self._reopened = 0  # device reopens seen so far: the notice after one is no error
         self.work = Work(threaded=True)
@@ -72,6 +74,7 @@ class KioskAssistant:
             open_output=audio.open_output,
             say=self._say,
             partials=None if audio.mode == "none" else whisper_partials,  # silent: no words to show
+            wake=None if audio.mode == "none" else wake,  # typed input only: there is nothing to hear
         )
         self.events: EventStream = self._talk.runner.events
         self._stopping = asyncio.Event()

@@ -13,12 +13,13 @@ from typing import Any
 from voice.asr.partial_whisper import preload_partials
 from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
-from voice.components import context_budget, open_chat_model
+from voice.components import context_budget, open_chat_model, open_wake_gate
 from voice.config.flags import (
     add_device_arguments,
     add_kiosk_arguments,
     add_speech_arguments,
     add_turn_arguments,
+    add_wake_arguments,
 )
 from voice.config.llm import LlmConfig, add_llm_arguments
 from voice.config.settings import add_config_argument, load_settings
@@ -37,6 +38,7 @@ from voice.telemetry.attach import Telemetry
 from voice.telemetry.machine import this_cpu
 from voice.telemetry.probes import probes_for
 from voice.tools.toolbox import McpToolbox, say_on_stderr
+from voice.waking import WakeWordGate
 
 
 def register(subparsers: Any) -> None:
@@ -48,6 +50,7 @@ def register(subparsers: Any) -> None:
     add_device_arguments(kiosk)
     add_speech_arguments(kiosk)
     add_turn_arguments(kiosk)
+    add_wake_arguments(kiosk)
     add_llm_arguments(kiosk)
     kiosk.set_defaults(run=_kiosk)
 
@@ -56,9 +59,14 @@ def _kiosk(args: argparse.Namespace) -> int:
     configured = load_settings(args, os.environ)
     kiosk = configured.kiosk
     check_bind(kiosk.host, kiosk.token)
+    if kiosk.wake is not None and configured.wake_word is not None:
+        raise ConfigError("kiosk.wake (a phrase whisper hears) and wake.word (a wake word model): set one")
     files = SessionFiles(kiosk.sessions, kiosk.keep_sessions)
     cpu = this_cpu()
     print(f"cpu: {cpu.line()}", flush=True)  # speed and turn-taking depend on it (`voice doctor`)
+    wake = open_wake_gate(
+        configured.wake_word, configured.awake_s
+    )  # a wake server that is not there: said first
     if kiosk.audio != "none":
         print("loading whisper and piper...", flush=True)
         trouble = preload_partials()  # the page asks for the words as they are said as soon as it opens
@@ -96,6 +104,7 @@ def _kiosk(args: argparse.Namespace) -> int:
                     configured.eagerness,
                     configured.overlap,
                     telemetry,
+                    wake,
                 )
             )
         finally:
@@ -114,11 +123,12 @@ async def _serve(
     eagerness: Eagerness,
     overlap: OverlapPhrases,
     telemetry: Telemetry,
+    wake: WakeWordGate | None,
 ) -> None:
     settings = ChatSettings(max_tokens=REPLY_TOKENS)
     public = {
         "audio": audio.mode,
-        "wake": keeper_settings.wake,
+        "wake": keeper_settings.wake if wake is None else wake.watch.detector.phrase,
         "fresh_after_s": keeper_settings.fresh_after_s,
         "llm": "embedded" if config.embedded else config.model,
         "token_required": server_settings.token is not None,
@@ -135,6 +145,7 @@ async def _serve(
         toolbox=toolbox,
         eagerness=eagerness,
         overlap=overlap,
+        wake=wake,
     )
     assistant.attach(telemetry)
     server = KioskServer(keeper, server_settings, audio.browser, telemetry.metrics, telemetry.health)

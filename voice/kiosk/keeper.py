@@ -20,6 +20,7 @@ from voice.kiosk.assistant import KioskAssistant
 from voice.kiosk.protocol import Command, ResetSession
 from voice.kiosk.sessions import SessionFiles
 from voice.kiosk.wake import Sleep, WakeGate
+from voice.waking import ASLEEP
 
 Publish = Callable[[dict[str, Any]], None]
 
@@ -89,7 +90,7 @@ class SessionKeeper:
         self._publish(event_json(event))
 
     def _state(self) -> str:
-        if self._engine_state == "listening":
+        if self._engine_state in ("listening", ASLEEP):  # asleep: the wake word's gate says so
             if self._muted:
                 return "muted"
             if self._sleep.asleep:
@@ -140,7 +141,8 @@ class SessionKeeper:
         limit = self.settings.fresh_after_s
         while True:
             await asyncio.sleep(min(1.0, limit / 4))
-            if time.monotonic() - self._quiet_since < limit or self._engine_state != "listening":
+            idle = self._engine_state in ("listening", ASLEEP)
+            if time.monotonic() - self._quiet_since < limit or not idle:
                 continue
             if self.settings.wake and not self._sleep.asleep:
                 self._sleep.fall_asleep()

@@ -13,6 +13,7 @@ from voice.models.pull import BASE_URL_VARIABLE, pull
 from voice.models.store import models_dir, partial_folder, present, sha256_of, size_of
 from voice.models.verify import verify_present
 from voice.speech_backends import BACKENDS, local_backend
+from voice.wake.models import bundled_wake_models
 
 MODEL_KEYS = {"asr": "asr.model", "tts": "tts.voice"}  # the setting naming a local speech model, by role
 
@@ -53,6 +54,13 @@ def _list(args: argparse.Namespace) -> int:
     for backend in BACKENDS:
         if not backend.local:
             print(f"  {backend.role}  {backend.form.ljust(20)}  {backend.summary}")
+    wake_models = bundled_wake_models()
+    print("\nwake words (--wake-word NAME, [wake] word), bundled in pymicro-wakeword:")
+    for model in wake_models:
+        said = f'"{model.phrase}"'
+        print(f"  {model.name.ljust(12)}  {said.ljust(14)}  {model.config.with_suffix('.tflite')}")
+    if not wake_models:
+        print("  none: pip install pymicro-wakeword")
     return 0
 
 

@@ -43,7 +43,7 @@ class WyomingLink:
         port: int,
         *,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
-        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        idle_timeout_s: float | None = IDLE_TIMEOUT_S,  # None: a stream that may stay quiet for ever
     ) -> None:
         self.role = role
         self.host = host

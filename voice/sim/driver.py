@@ -23,6 +23,7 @@ from voice.audio.playback import PlaybackBuffer
 from voice.audio.wav import read_wav
 from voice.cancel import DISCARDED, INTERRUPTED
 from voice.client_events import Failure, StreamEvent, event_json
+from voice.components import open_wake_gate
 from voice.conversation.continuation import Request
 from voice.conversation.items import ToolCall
 from voice.conversation.session_log import SessionLog
@@ -127,7 +128,10 @@ class RoomSimulation:
         self._speaker: Samples = np.zeros(self._frames + self._slip.behind(self._frames), dtype=np.float32)
         # the room's stamps are exact: no lead needed
         self._echo = EchoPath(pipeline.echo_canceller, EchoReference(lead_ms=0))
-        transcriber = self._echo.transcriber(pipeline.transcriber)  # as on devices
+        wake = None if scenario.wake is None else open_wake_gate(scenario.wake.word, scenario.wake.awake_s)
+        self.wake = wake
+        heard_by = pipeline.transcriber if wake is None else wake.transcriber(pipeline.transcriber)
+        transcriber = self._echo.transcriber(heard_by)  # as on devices
         self._clock = 0
         self._script: ScriptedChatModel | None = None
         if isinstance(scenario.llm, ScriptedLlm):
@@ -150,7 +154,7 @@ class RoomSimulation:
             pipeline.end_of_turn,
             pipeline.speaker_embed,
         )
-        self._duplex = Duplex(self._runner, self._echo, self._on_mic_clock)
+        self._duplex = Duplex(self._runner, self._echo, self._on_mic_clock, wake)
         # the user's words as they speak, when asked: decoded inline in virtual time, on a thread in real time
         self.partials = None if partials is None else self._runner.live_partials(lambda: partials)
         if self.partials is not None:

@@ -16,6 +16,7 @@ from voice.errors import ConfigError
 from voice.llm.errors import ErrorCode
 from voice.sim.expectations import Expectation, parse_expectations
 from voice.tools.mcp_settings import McpServerSettings, parse_mcp_servers
+from voice.wake.models import check_wake_word
 
 SCENARIO_VERSION = 1
 
@@ -109,6 +110,15 @@ class Scenario:
     overlap: OverlapPhrases | None = None
     expectations: tuple[Expectation, ...] = ()  # ``"expect": [...]``: what must hold after a run
     speaker: str | None = None  # ``"turn": {"speaker": "conversation"}`` pins it; None: the config's
+    wake: WakeSetting | None = None  # ``"wake": {"word": "okay_nabu", "awake_s": 10}``: asleep until it
+
+
+@dataclass(frozen=True)
+class WakeSetting:
+    """A scenario's wake word (a bundled name or a model's .json beside the scenario) and quiet time."""
+
+    word: str
+    awake_s: float = 10.0
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -144,9 +154,29 @@ def _parse(path: Path, data: Any) -> Scenario:
     llm, mcp = _llm(base, data["llm"]), _mcp(path, data.get("mcp"))
     turn = data.get("turn")
     expectations = parse_expectations(data.get("expect"))
-    return Scenario(
-        path, llm, user, end_s, room, mcp, _eagerness(turn), _overlap(turn), expectations, _speaker(turn)
-    )
+    wake = _wake(base, data.get("wake"))
+    eagerness, overlap, speaker = _eagerness(turn), _overlap(turn), _speaker(turn)
+    return Scenario(path, llm, user, end_s, room, mcp, eagerness, overlap, expectations, speaker, wake)
+
+
+def _wake(base: Path, data: Any) -> WakeSetting | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) - {"word", "awake_s"}:
+        raise ValueError('"wake" must be an object with "word" and, if wanted, "awake_s"')
+    word = data["word"]
+    if not isinstance(word, str) or not word.strip():
+        raise ValueError('"wake"."word" must be a wake word\'s name or a model\'s .json')
+    if "/" in word or word.endswith(".json"):
+        word = str(base / word)
+    awake_s = data.get("awake_s", 10.0)
+    if isinstance(awake_s, bool) or not isinstance(awake_s, int | float) or awake_s <= 0:
+        raise ValueError('"wake"."awake_s" must be a number of seconds above 0')
+    try:
+        check_wake_word(word)
+    except ConfigError as exc:
+        raise ValueError(f'"wake": {exc}') from exc
+    return WakeSetting(word, float(awake_s))
 
 
 _TURN_KEYS = {"eagerness", "backchannels", "stop_phrases", "speaker"}
