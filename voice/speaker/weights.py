@@ -8,7 +8,6 @@ the file can run no code.
 
 from __future__ import annotations
 
-import importlib.metadata
 import pickle
 import struct
 from collections import OrderedDict
@@ -20,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voice.errors import ModelError
+from voice.models import distribution_file
 
 DISTRIBUTION = "Resemblyzer"
 PINNED = "Resemblyzer==0.1.4"
@@ -38,14 +38,7 @@ Tensor = npt.NDArray[np.float32]  # a float32 array: weights, mel frames, embedd
 def bundled_weights_path(distribution: str = DISTRIBUTION) -> Path:
     """``pretrained.pt`` inside the Resemblyzer wheel (installed with --no-deps: only the file is needed)."""
     missing = f"the speaker model is missing: pip install --no-deps '{PINNED}' ({_MODEL_FILE})"
-    try:
-        files = importlib.metadata.files(distribution) or []
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise ModelError(missing) from exc
-    path = next((Path(str(f.locate())) for f in files if str(f) == _MODEL_FILE), None)
-    if path is None or not path.is_file():
-        raise ModelError(missing)
-    return path
+    return distribution_file(distribution, _MODEL_FILE, missing)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ decision on one thread of an AVX-512 Xeon, against 37 ms for the int8 kernels.
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.errors import AudioError, ModelError
-from voice.models import onnx_session
+from voice.models import distribution_file, onnx_session
 from voice.turn_end.float_graph import float32_graph
 
 _PACKAGE = "pipecat-ai"
@@ -30,14 +29,7 @@ _NORMALIZE_EPS = 1e-7  # the variance floor of the waveform normalization the mo
 def bundled_model_path() -> Path:
     """The ONNX file shipped by ``pipecat-ai`` (installed with --no-deps: only the file is needed)."""
     missing = f"the Smart Turn model is missing: pip install --no-deps 'pipecat-ai==1.14.0' ({_MODEL_FILE})"
-    try:
-        files = importlib.metadata.files(_PACKAGE) or []
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise ModelError(missing) from exc
-    path = next((Path(str(f.locate())) for f in files if str(f) == _MODEL_FILE), None)
-    if path is None or not path.is_file():
-        raise ModelError(missing)
-    return path
+    return distribution_file(_PACKAGE, _MODEL_FILE, missing)
 
 
 class SmartTurn:
