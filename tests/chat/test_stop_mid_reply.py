@@ -34,12 +34,18 @@ def story_server() -> Iterator[FaultServer]:
         yield server
 
 
+def as_in_a_terminal() -> None:
+    """Ctrl-C at its default, as a terminal's foreground process has it: a suite started as a background
+    job of a non-interactive shell passes "SIGINT ignored" down, and Python never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_chat(session: Path, server: FaultServer, device: str) -> subprocess.Popen[str]:
     chat = subprocess.Popen(
         [sys.executable, "-m", "voice", "chat", "--session", str(session),
          "--input-device", device, "--output-device", device,
          "--llm-url", server.url, "--llm-model", "story"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=as_in_a_terminal,
     )  # fmt: skip
     assert chat.stdout is not None
     read_until(chat.stdout, "listening")
