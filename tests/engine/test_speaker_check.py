@@ -10,12 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from tests.support.room import BLOCK, REPLY
-from tests.support.stand_ins import RecordingThinker
-from voice.asr.port import Transcript
+from tests.support.stand_ins import NotingTranscriber, RecordingThinker
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import VoiceEnded, VoiceStarted
-from voice.cancel import CancelToken
 from voice.engine.actions import JudgeSpeaker, KeepVoice, Transcribe
 from voice.engine.engine import Engine
 from voice.engine.inputs import LlmDone, LlmText, MicAudio, SpeakerJudged
@@ -23,7 +21,7 @@ from voice.engine.speaker_check import ANOTHER_VOICE, SpeakerCheck
 from voice.recorder import Recorder
 from voice.runtime import ActionRunner, Work
 from voice.speaker.weights import Tensor
-from voice.testing.stand_ins import QUESTION, EvenSynthesizer, Hears, ScriptedVad
+from voice.testing.stand_ins import QUESTION, EvenSynthesizer, ScriptedVad
 
 USER, TELEVISION = 0.1, 0.3  # the level each voice's audio is filled with
 VOICES = {USER: np.array([1.0, 0.0], np.float32), TELEVISION: np.array([0.0, 1.0], np.float32)}
@@ -38,32 +36,12 @@ def level_voice(samples: Samples) -> Tensor | None:
     return VOICES[USER if user >= television else TELEVISION]
 
 
-class HearsAndKeeps(Hears):
-    """Whisper's stand-in, keeping the audio it was given to transcribe."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.audio: list[AudioBlock] = []
-
-    def transcribe(
-        self,
-        audio: AudioBlock,
-        *,
-        word_timings: bool = False,
-        over_reply: bool = False,
-        cancel: CancelToken | None = None,
-        context: str = "",
-    ) -> Transcript:
-        self.audio.append(audio)
-        return super().transcribe(audio, over_reply=over_reply, cancel=cancel, context=context)
-
-
 class Kiosk:
     """The engine and runner with a playback buffer pulled block by block, as a sound card would."""
 
     def __init__(self, speaker: bool = True) -> None:
         self.vad = ScriptedVad()
-        self.transcriber = HearsAndKeeps()
+        self.transcriber = NotingTranscriber()
         self.thinker = RecordingThinker()
         self.buffer = PlaybackBuffer(ENGINE_RATE)
         self.engine = Engine(self.vad, speaker=speaker)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from voice.asr.transcript_words import spoken_words
 
@@ -104,7 +105,7 @@ def _similarity(a: str, b: str) -> float:
         return 0.0
     if a[:SAME_STEM] == b[:SAME_STEM]:
         return SOUND_ALIKE
-    score = 1.0 - _edit_distance(a, b) / max(len(a), len(b))
+    score = 1.0 - edit_distance(a, b) / max(len(a), len(b))
     return score if score >= SOUND_ALIKE else 0.0
 
 
@@ -118,7 +119,8 @@ def _aligned_similarity(heard: list[str], played: list[str]) -> float:
     return row[-1]
 
 
-def _edit_distance(a: str, b: str) -> int:
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Items (characters of a word, words of a text) inserted, dropped or changed to turn ``a`` into ``b``."""
     row = list(range(len(b) + 1))
     for i, char in enumerate(a, start=1):
         diagonal, row[0] = row[0], i

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from voice.engine.transcripts import edit_distance
+
 CARRIES = ("interrupted", "merged", "tool_result", "not_run")
 NOT_RUN = "Not run"  # the opening of a failed result for a call that never started (§1 rule 3)
 
@@ -279,7 +281,7 @@ def _heard_prefix(run: _RunView, e: Expectation, judge: Judge | None) -> Checked
         return run.missing(e.about)
     heard, reply = words(turn.get("spoken", "")), words(turn.get("reply", ""))
     allowed = int(e.options.get("within_words", 0))
-    differing = _word_distance(heard, reply[: len(heard)]) + max(0, len(heard) - len(reply))
+    differing = edit_distance(heard, reply[: len(heard)]) + max(0, len(heard) - len(reply))
     summary = f"heard {len(heard)} of {len(reply)} words: {_tail(turn.get('spoken', ''))}"
     if differing > allowed:
         return (
@@ -463,16 +465,6 @@ _CHECKS: dict[str, Callable[[_RunView, Expectation, Judge | None], Checked]] = {
     "reply_text": _reply_text,
     "tool_called": _tool_called,
 }
-
-
-def _word_distance(a: list[str], b: list[str]) -> int:
-    """Words inserted, dropped or changed to turn ``a`` into ``b``."""
-    row = list(range(len(b) + 1))
-    for i, word in enumerate(a, start=1):
-        previous, row[0] = row[0], i
-        for j, other in enumerate(b, start=1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (word != other))
-    return row[-1]
 
 
 def _quote(text: str) -> str:
