@@ -234,11 +234,25 @@ class Engine:
             if isinstance(vad_event, VoicePaused | VoiceEnded):
                 vad_event = self.speaker.trimmed(vad_event)
             actions += self._dispatch(vad_event)
+        actions += self._louder_voice(block)
         actions += self._judge_voice_so_far()
         actions += self.pause_ends.play_if_hold_passed(self._clock)
         if self.replies.tools_overdue(self._clock):
             actions += self._dispatch(ToolsOverdue())
         return actions
+
+    def _louder_voice(self, block: AudioBlock) -> list[EngineAction]:
+        """A voice rising well above the one overheard over a reply (the speaker, nearer the mic, cutting
+        in while a television talks on) pauses the reply at once, as speech over it does; its verdicts at
+        0.5 s and 1 s then cut the reply or resume it (docs/architecture.md §10)."""
+        rise = self.speaker.louder_voice(block)
+        if (
+            rise is None
+            or self._phase not in (Phase.THINKING, Phase.SPEAKING)
+            or self.replies.in_flight is None
+        ):
+            return []
+        return self._dispatch(VoiceStarted(self.speaker.promote(rise, self._clock, sure=False)))
 
     def _judge_voice_so_far(self) -> list[EngineAction]:
         """Over a reply, whose voice is talking, before it ends: at 0.5 s and 1 s of an utterance, and every
@@ -297,7 +311,7 @@ class Engine:
         if said is None:
             raise ProtocolError("another voice judged with no utterance open")
         actions = self.utterances.drop_open()
-        self.speaker.overhear(said.start, self._clock)
+        self.speaker.overhear(said.start, self._clock, self._vad.utterance_so_far())
         now = self.now()
         self._emit(stream.SpeechStopped(now))
         self.conversation.note_ignored("", ANOTHER_VOICE, now)

@@ -14,6 +14,10 @@ Four kinds of stretch are judged:
 - every open utterance, from ``FOLLOW_FROM_S`` on, the same way (*followed*): once the speaker's voice was
   heard in it, ``STOPPED_AFTER`` windows in a row under ``SPEAKER_GONE_BELOW`` end it where the speaker's
   voice ended (the television talking on holds no turn open), and the voice going on after it is overheard.
+
+Over a reply, a voice rising well above the one overheard (voice/audio/level_rise.py: the speaker, nearer the
+mic) starts an utterance at once, unsure: it pauses the reply, and its verdicts at ``JUDGE_AT_S`` cut the
+reply or resume it, as for any voice over a reply.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from voice.audio.block import AudioBlock
+from voice.audio.level_rise import LevelRise
 from voice.audio.vad import VoiceEnded, VoicePaused
 from voice.engine.actions import EngineAction, JudgeSpeaker, KeepVoice, Transcribe
 from voice.engine.inputs import SpeakerJudged
@@ -95,6 +100,7 @@ class SpeakerCheck:
         self.promoted_from: int | None = None  # an utterance found in an overheard voice: its audio from here
         self._followed: Followed | None = None  # the open utterance, judged window by window
         self._overhear_after: int | None = None  # a followed utterance's end: a voice going on is another's
+        self._level = LevelRise(rate)  # the overheard voice's level, for a louder one starting over it
 
     # -- asking -----------------------------------------------------------------------------------
 
@@ -135,6 +141,9 @@ class SpeakerCheck:
         """Judge the open utterance so far (``open_utterance_due`` said it is time)."""
         if self._open_marks is not None:
             self._open_marks[1].update(mark for mark in JUDGE_AT_S if clock - onset >= mark * self.rate)
+        if self.promoted_from is not None and audio.start < self.promoted_from:  # not the voice it rose over
+            skip = min(self.promoted_from - audio.start, audio.frames)
+            audio = AudioBlock(audio.samples[skip:], audio.rate, audio.start + skip)
         return self._ask("open", onset, audio, (clock - onset) / self.rate)
 
     def overheard_due(self, clock: int) -> bool:
@@ -190,7 +199,8 @@ class SpeakerCheck:
             followed.others_in_a_row = followed.others_in_a_row + 1 if gone else 0
             if speaker or (followed.speaker_until is not None and event.similarity is not None and not gone):
                 followed.speaker_until = asked.end  # heard surely once; since then, not gone
-        if asked.kind == "open" and other:
+        heard_before = followed is not None and followed.onset == asked.key and followed.speaker_until is not None
+        if asked.kind == "open" and other and not heard_before:  # once surely the speaker's, a dip is theirs
             return asked.kind, asked.key, asked.start
         if asked.kind == "overheard" and speaker:
             return asked.kind, asked.key, asked.start
@@ -240,19 +250,34 @@ class SpeakerCheck:
 
     # -- an overheard voice -----------------------------------------------------------------------
 
-    def overhear(self, start: int, clock: int) -> None:
-        """The open utterance begun at ``start`` is another voice: the rest of it is overheard."""
+    def overhear(self, start: int, clock: int, heard: AudioBlock | None = None) -> None:
+        """The open utterance begun at ``start`` is another voice (``heard``: its audio so far): the rest
+        of it is overheard."""
         self.overheard = Overheard(start, clock + round(STEP_S * self.rate))
         self._open_marks = None
+        self._level.reset()
+        if heard is not None:
+            self._level.hear(heard)  # its level so far: a louder voice may start over it at once
 
-    def promote(self, window_start: int, clock: int) -> int:
-        """The speaker's voice was heard in the overheard window from ``window_start`` up to ``clock``: an
-        utterance starts there (a little before it), followed; returns its onset."""
+    def louder_voice(self, block: AudioBlock) -> int | None:
+        """Take a mic ``block`` of the voice overheard; returns where a voice well above it began, if one
+        did (voice/audio/level_rise.py), else None."""
+        return None if self.overheard is None else self._level.hear(block)
+
+    def promote(self, window_start: int, clock: int, sure: bool = True) -> int:
+        """The speaker's voice was heard in the overheard window from ``window_start`` up to ``clock``
+        (``sure``), or a voice rose above the overheard one there: an utterance starts there (a little
+        before it), followed; returns its onset. An unsure one is judged as any voice over a reply."""
         self.overheard = None
+        self._level.reset()
         onset = max(0, window_start)
         self.promoted_from = max(0, onset - round(PRE_ROLL_S * self.rate))
-        self._open_marks = (onset, set(JUDGE_AT_S))  # already judged the speaker's
-        self._followed = Followed(onset, clock + round(STEP_S * self.rate), speaker_until=clock)
+        if sure:
+            self._open_marks = (onset, set(JUDGE_AT_S))  # already judged the speaker's
+            self._followed = Followed(onset, clock + round(STEP_S * self.rate), speaker_until=clock)
+        else:
+            self._open_marks = (onset, set())
+            self._followed = Followed(onset, onset + round(FOLLOW_FROM_S * self.rate))
         return onset
 
     def speaker_stopped(self, clock: int) -> None:
@@ -266,6 +291,7 @@ class SpeakerCheck:
         if after is None or abs(onset - after) > round(STEP_S * self.rate):
             return False
         self.overheard = Overheard(onset, onset + round(STEP_S * self.rate))
+        self._level.reset()
         return True
 
     def trimmed(self, event: VoicePaused | VoiceEnded) -> VoicePaused | VoiceEnded:
@@ -283,6 +309,7 @@ class SpeakerCheck:
         if self.promoted_from is not None and self.overheard is None:
             self._overhear_after = clock
         self.overheard = None
+        self._level.reset()
         self.promoted_from = None  # what was followed stays: the utterance may go on after a pause
 
     def new_conversation(self) -> None:
