@@ -16,7 +16,7 @@ WriteConfig = Callable[[str], Path]
 COMMANDS = {
     "chat": ("voice.chat.commands", ["chat"]),
     "kiosk": ("voice.kiosk.audio", ["kiosk", "--audio", "websocket"]),
-    "simulate": ("voice.sim.commands", ["simulate", "SCENARIO", "--out", "OUT"]),
+    "simulate": ("voice.cli.simulate", ["simulate", "SCENARIO", "--out", "OUT"]),
 }
 
 

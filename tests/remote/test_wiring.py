@@ -14,7 +14,7 @@ from voice.speech_backends import SpeechChoice
 COMMANDS = {
     "chat": ("voice.chat.commands", ["chat"]),
     "kiosk": ("voice.kiosk.audio", ["kiosk", "--audio", "websocket"]),
-    "simulate": ("voice.sim.commands", ["simulate", "SCENARIO", "--out", "OUT"]),
+    "simulate": ("voice.cli.simulate", ["simulate", "SCENARIO", "--out", "OUT"]),
 }
 
 
