@@ -14,7 +14,7 @@ from voice.speech_backends import SpeechChoice
 
 WriteConfig = Callable[[str], Path]
 COMMANDS = {
-    "chat": ("voice.chat.commands", ["chat"]),
+    "chat": ("voice.cli.chat", ["chat"]),
     "kiosk": ("voice.kiosk.audio", ["kiosk", "--audio", "websocket"]),
     "simulate": ("voice.cli.simulate", ["simulate", "SCENARIO", "--out", "OUT"]),
 }

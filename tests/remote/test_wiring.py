@@ -12,7 +12,7 @@ from voice.errors import ModelError
 from voice.speech_backends import SpeechChoice
 
 COMMANDS = {
-    "chat": ("voice.chat.commands", ["chat"]),
+    "chat": ("voice.cli.chat", ["chat"]),
     "kiosk": ("voice.kiosk.audio", ["kiosk", "--audio", "websocket"]),
     "simulate": ("voice.cli.simulate", ["simulate", "SCENARIO", "--out", "OUT"]),
 }

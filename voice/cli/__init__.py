@@ -20,11 +20,12 @@ COMMAND_MODULES = (
     "voice.cli.simulate",
     "voice.cli.demo",
     "voice.cli.test",
-    "voice.chat.commands",
-    "voice.kiosk.commands",
-    "voice.config.commands",
-    "voice.models.commands",
-    "voice.telemetry.commands",
+    "voice.cli.chat",
+    "voice.cli.kiosk",
+    "voice.cli.config",
+    "voice.cli.models",
+    "voice.cli.status",
+    "voice.cli.doctor",
 )
 
 
