@@ -63,7 +63,7 @@ from voice.audio.resample import resample
 from voice.audio.wav import read_wav, write_wav
 from voice.cancel import CancelToken
 from voice.components import load_speech_models
-from voice.sim.commands import run_scenario
+from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 
 # --- quiet: a question asked in the quiet

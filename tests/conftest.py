@@ -23,19 +23,20 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.slow_reasons import COLLECTED, REASONS
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.devices import rescan_devices
 from voice.audio.pulse import private_pulse
 from voice.errors import DeviceError
 from voice.tts.piper_voice import PiperSynthesizer
 
-HEAVY_MARKERS = ("models", "device", "browser")
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that needs a real model, device or browser is slow: `-m "not slow"` leaves it out."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test with a reason to be slow (a real model, device or browser, other processes, the wall clock) is
+    slow: `-m "not slow"` leaves it out. Every test is noted first, for tests/test_slow_reasons.py."""
+    config.stash[COLLECTED] = [(item.nodeid, {mark.name for mark in item.iter_markers()}) for item in items]
     for item in items:
-        if any(item.get_closest_marker(name) for name in HEAVY_MARKERS):
+        if any(item.get_closest_marker(name) for name in REASONS):
             item.add_marker(pytest.mark.slow)
 
 

@@ -219,6 +219,8 @@ def test_cut_in_speech_starts_while_the_reply_plays(path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.models
+@pytest.mark.processes
 def test_the_fixture_maker_regenerates_what_is_committed(tmp_path: Path) -> None:
     """``audio/make_fixtures.py`` run in a scratch folder rebuilds the committed audio and its manifest.
 

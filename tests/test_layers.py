@@ -1,5 +1,5 @@
-"""Imports run one way: down the layers of docs/architecture.md §2, tests through tests/support only,
-benchmarks through voice's public names only."""
+"""Imports run one way: down the layers of docs/architecture.md §2, with no loop among voice/'s folders, tests
+through tests/support only, benchmarks through voice's public names only."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from tests.support.paths import ROOT
 
 PACKAGE = ROOT / "voice"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-COMMANDS = "*/commands"  # every package's commands.py: the layer of `voice ...` itself
 
 # Back arrows whose fix waits for a file someone else is changing; each says where it goes. The test fails
 # when one is fixed and still listed, so the list only shrinks.
@@ -32,10 +31,7 @@ def layers() -> dict[str, int]:
 
 def part_of(path: Path) -> str:
     """The name a module is listed under: its package, or itself if it sits at voice/'s top."""
-    relative = path.relative_to(PACKAGE)
-    if relative.name == "commands.py" and len(relative.parts) > 1:
-        return COMMANDS
-    return relative.parts[0].removesuffix(".py")
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
 def imported(tree: ast.Module) -> Iterator[str]:
@@ -67,6 +63,44 @@ def back_arrows() -> set[tuple[str, str]]:
     return arrows
 
 
+def folder_graph() -> dict[str, set[str]]:
+    """Each package or top-level module of voice/, and the others its modules import (at any depth)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "__init__.py":
+            continue
+        here = part_of(path)
+        reached = graph.setdefault(here, set())
+        for module in imported(ast.parse(path.read_text(encoding="utf-8"))):
+            parts = module.split(".")
+            if parts[0] == "voice" and len(parts) > 1 and parts[1] != here:
+                reached.add(parts[1])
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every folder ``start`` reaches through one import or a chain of them."""
+    seen: set[str] = set()
+    waiting = list(graph.get(start, ()))
+    while waiting:
+        folder = waiting.pop()
+        if folder not in seen:
+            seen.add(folder)
+            waiting.extend(graph.get(folder, ()))
+    return seen
+
+
+def loops(graph: dict[str, set[str]]) -> list[str]:
+    """Each pair of folders that reach each other, as "a <-> b": the folders of one knot pair up."""
+    reach = {folder: reachable(graph, folder) for folder in graph}
+    return [
+        f"{first} <-> {second}"
+        for first in sorted(graph)
+        for second in sorted(reach[first])
+        if first < second and first in reach.get(second, set())
+    ]
+
+
 def test_every_package_has_a_layer() -> None:
     listed = set(layers())
     present = {part_of(path) for path in PACKAGE.rglob("*.py") if path != PACKAGE / "__init__.py"}
@@ -78,9 +112,45 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     assert back_arrows() == WAITING
 
 
-def test_the_check_sees_an_arrow_up_even_inside_a_function_and_lets_commands_read_the_config() -> None:
+def test_no_folder_reaches_a_folder_that_reaches_it_back() -> None:
+    assert loops(folder_graph()) == []
+
+
+# `python -m voice` is the `voice` command: the one import that stays within its layer.
+BESIDE = {("__main__", "cli")}
+
+
+def drawn_layers(graph: dict[str, set[str]], layer: dict[str, int]) -> dict[str, int]:
+    """The layer each folder's imports put it on: one above the highest it imports (1 if it imports none)."""
+    return {
+        folder: max(
+            ((layer[other] if (folder, other) in BESIDE else layer[other] + 1) for other in reached),
+            default=1,
+        )
+        for folder, reached in graph.items()
+    }
+
+
+def test_each_folder_is_listed_on_the_layer_its_imports_put_it() -> None:
     layer = layers()
-    items, ask = PACKAGE / "conversation" / "items.py", PACKAGE / "llm" / "commands.py"
+    drawn = drawn_layers(folder_graph(), layer)
+    assert {folder: n for folder, n in drawn.items() if n != layer[folder]} == {}, (
+        "§2's list, as drawn from imports"
+    )
+
+
+def test_the_folder_check_finds_a_knot_through_a_chain_and_passes_a_graph_that_runs_one_way() -> None:
+    knot = {"asr": {"config"}, "config": {"speech_backends"}, "speech_backends": {"asr"}, "cli": {"asr"}}
+    assert loops(knot) == ["asr <-> config", "asr <-> speech_backends", "config <-> speech_backends"]
+    knot["speech_backends"] = set()
+    assert loops(knot) == []
+    listed = {"speech_backends": 1, "config": 2, "asr": 4, "cli": 5}
+    assert drawn_layers(knot, listed) == {"speech_backends": 1, "config": 2, "asr": 3, "cli": 5}
+
+
+def test_the_check_sees_an_arrow_up_even_inside_a_function_and_lets_the_cli_read_the_config() -> None:
+    layer = layers()
+    items, ask = PACKAGE / "conversation" / "items.py", PACKAGE / "cli" / "ask.py"
     lazy = "def f() -> None:\n    from voice.engine.engine import Engine\n"
     assert arrows_up(items, lazy, layer) == {("conversation/items.py", "engine")}
     assert arrows_up(ask, "from voice.config.settings import load_settings\n", layer) == set()

@@ -11,11 +11,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from voice.audio import commands
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import MicrophoneStream, SpeakerStream, list_devices
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.sink_input import SinkInputControl
+from voice.cli import devices
 from voice.errors import DeviceError
 
 RATE = ENGINE_RATE
@@ -229,7 +229,7 @@ def test_devices_command_lists_the_pulse_device(
     assert any(d.name == pulse_device and d.input_channels and d.output_channels for d in list_devices())
 
     parser = argparse.ArgumentParser()
-    commands.register(parser.add_subparsers())
+    devices.register(parser.add_subparsers())
     args = parser.parse_args(["devices"])
     assert args.run(args) == 0
 

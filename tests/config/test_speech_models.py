@@ -14,9 +14,9 @@ from voice.speech_backends import SpeechChoice
 
 WriteConfig = Callable[[str], Path]
 COMMANDS = {
-    "chat": ("voice.chat.commands", ["chat"]),
+    "chat": ("voice.cli.chat", ["chat"]),
     "kiosk": ("voice.kiosk.audio", ["kiosk", "--audio", "websocket"]),
-    "simulate": ("voice.sim.commands", ["simulate", "SCENARIO", "--out", "OUT"]),
+    "simulate": ("voice.cli.simulate", ["simulate", "SCENARIO", "--out", "OUT"]),
 }
 
 

@@ -159,6 +159,7 @@ while True:
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_killing_the_writer_at_random_instants_loses_at_most_the_line_being_written(tmp_path: Path) -> None:
     path = tmp_path / "crash.jsonl"
     rng = random.Random(7)

@@ -58,6 +58,7 @@ def test_the_scrape_config_is_one_prometheus_takes(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_prometheus_parses_every_panels_query(tmp_path: Path) -> None:
     with Prometheus(tmp_path, "127.0.0.1:9") as prometheus:
         for expr in expressions():

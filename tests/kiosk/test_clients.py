@@ -113,6 +113,7 @@ async def close_of(ws: ClientConnection, seconds: float = 60) -> tuple[int, str]
 
 
 @pytest.mark.slow
+@pytest.mark.realtime
 def test_a_stalled_client_is_closed_with_1013_while_the_others_get_every_event(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -242,6 +243,8 @@ async def talk(url: str, ids: list[str], until: asyncio.Event, stop: bool = Fals
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.realtime
 def test_a_flood_is_rate_limited_while_a_watcher_and_a_typing_client_carry_on(tmp_path: Path) -> None:
     typed = [f"typed-{number}" for number in range(4)]
 
@@ -280,6 +283,8 @@ def test_a_flood_is_rate_limited_while_a_watcher_and_a_typing_client_carry_on(tm
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.realtime
 def test_fifty_watchers_all_get_the_conversation_while_a_flooder_floods(tmp_path: Path) -> None:
     typed = [f"talker-{number}" for number in range(3)]
 

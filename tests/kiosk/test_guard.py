@@ -21,7 +21,7 @@ from tests.support.kiosk import UNREACHABLE_LLM, Event, next_event, running_kios
 
 TOKEN = "s3cret-kiosk-token"
 
-pytestmark = pytest.mark.slow  # each test starts a kiosk process
+pytestmark = [pytest.mark.slow, pytest.mark.processes]  # each test starts a kiosk process
 
 
 def status_of(url: str, **kwargs: object) -> int:

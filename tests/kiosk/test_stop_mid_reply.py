@@ -21,6 +21,7 @@ def enough_heard(event: Event) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_sigterm_mid_reply_logs_the_words_shown_as_interrupted(tmp_path: Path) -> None:
     chunks = [delta_chunk(word + " ") for word in STORY.split()]
     with (

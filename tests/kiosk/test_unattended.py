@@ -26,7 +26,7 @@ from voice.audio.pulse import private_pulse
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 
-pytestmark = pytest.mark.slow  # each test starts a kiosk process
+pytestmark = [pytest.mark.slow, pytest.mark.processes]  # each test starts a kiosk process
 
 
 @pytest.mark.models

@@ -12,9 +12,9 @@ from voice.errors import ModelError
 from voice.speech_backends import SpeechChoice
 
 COMMANDS = {
-    "chat": ("voice.chat.commands", ["chat"]),
+    "chat": ("voice.cli.chat", ["chat"]),
     "kiosk": ("voice.kiosk.audio", ["kiosk", "--audio", "websocket"]),
-    "simulate": ("voice.sim.commands", ["simulate", "SCENARIO", "--out", "OUT"]),
+    "simulate": ("voice.cli.simulate", ["simulate", "SCENARIO", "--out", "OUT"]),
 }
 
 

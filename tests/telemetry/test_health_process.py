@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.support.kiosk import UNREACHABLE_LLM, Kiosk, running_kiosk
 from tests.support.llama_server import ALIAS, LlamaServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 TOKEN = "s3cret-token"
 
 

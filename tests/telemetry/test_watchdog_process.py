@@ -13,7 +13,7 @@ import pytest
 from tests.support.kiosk import UNREACHABLE_LLM, running_kiosk
 from tests.support.notify_socket import NotifySocket
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes, pytest.mark.realtime]
 
 WATCHDOG_USEC = 900_000  # pings every 0.3 s
 BLOCK_S = 3.0

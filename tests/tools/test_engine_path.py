@@ -95,6 +95,8 @@ def test_the_tools_are_offered_on_every_request_and_a_result_reaches_the_next(
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.realtime
 def test_a_user_cutting_in_while_a_slow_tool_runs_gets_its_real_result_not_a_not_run(
     orders: McpServerSettings,
 ) -> None:

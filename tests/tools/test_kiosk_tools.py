@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect
 from tests.support.kiosk import Event, events_until, next_event, of_type, running_kiosk, send
 from tests.support.mcp_servers import Notes, kiosk_args
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 ANSWER = "Order 1234: two desk lamps, shipped on Tuesday, arriving Friday."
 

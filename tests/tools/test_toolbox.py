@@ -66,6 +66,8 @@ def test_a_tool_error_is_a_failed_result_with_the_servers_message(desk: McpToolb
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.realtime
 def test_a_call_past_the_servers_timeout_fails_and_the_server_is_told_to_cancel(notes: Notes) -> None:
     with McpToolbox([orders_settings(notes, timeout_s=1.0)]) as box:
         started = time.monotonic()
@@ -81,6 +83,7 @@ def test_a_call_past_the_servers_timeout_fails_and_the_server_is_told_to_cancel(
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_next(
     orders: McpServerSettings,
 ) -> None:
@@ -102,6 +105,7 @@ def test_a_server_that_dies_mid_call_fails_that_call_and_is_restarted_for_the_ne
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_an_http_server_that_dies_mid_call_fails_that_call_and_is_reached_again_once_back() -> None:
     port = free_port()
     first = start_home(port)
@@ -203,6 +207,7 @@ def test_servers_that_fail_to_start_are_one_line_each_and_the_others_still_serve
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_calls_still_running_at_shutdown_are_cancelled_at_the_server_and_said_abandoned(
     orders: McpServerSettings, notes: Notes
 ) -> None:
@@ -224,6 +229,7 @@ def test_calls_still_running_at_shutdown_are_cancelled_at_the_server_and_said_ab
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 def test_a_cancelled_token_abandons_the_call_and_tells_the_server(
     orders: McpServerSettings, notes: Notes
 ) -> None:

@@ -73,6 +73,7 @@ def test_audio_at_another_rate_is_refused(smart_turn: SmartTurn) -> None:
 
 
 @pytest.mark.slow  # ONNX's numpy evaluator takes about 2 s a call
+@pytest.mark.models
 @pytest.mark.parametrize(
     ("name", "cut_s"), [("what-weather.wav", 1.74), ("what-weather.wav", None), ("check-sunday.wav", 1.88)]
 )

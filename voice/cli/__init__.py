@@ -1,4 +1,4 @@
-"""The `voice` command: one subcommand per job, each registered by the module that implements it."""
+"""The `voice` command: one subcommand per job (or family of jobs), each registered by its module here."""
 
 from __future__ import annotations
 
@@ -12,19 +12,20 @@ from voice.errors import VoiceError
 
 # Each module defines ``register(subparsers)`` adding its subcommands with ``set_defaults(run=...)``.
 COMMAND_MODULES = (
-    "voice.conversation.commands",
-    "voice.audio.commands",
-    "voice.asr.commands",
-    "voice.tts.commands",
-    "voice.llm.commands",
-    "voice.sim.commands",
-    "voice.sim.demo_command",
-    "voice.sim.suite_command",
-    "voice.chat.commands",
-    "voice.kiosk.commands",
-    "voice.config.commands",
-    "voice.models.commands",
-    "voice.telemetry.commands",
+    "voice.cli.log",
+    "voice.cli.devices",
+    "voice.cli.transcribe",
+    "voice.cli.say",
+    "voice.cli.ask",
+    "voice.cli.simulate",
+    "voice.cli.demo",
+    "voice.cli.test",
+    "voice.cli.chat",
+    "voice.cli.kiosk",
+    "voice.cli.config",
+    "voice.cli.models",
+    "voice.cli.status",
+    "voice.cli.doctor",
 )
 
 

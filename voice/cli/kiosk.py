@@ -11,8 +11,8 @@ import sys
 from typing import Any
 
 from voice.asr.partial_whisper import preload_partials
-from voice.chat.commands import REPLY_TOKENS
 from voice.chat.driver import DeviceSettings
+from voice.cli.chat import REPLY_TOKENS
 from voice.components import context_budget, open_chat_model, open_wake_gate
 from voice.config.flags import (
     add_device_arguments,
