@@ -517,6 +517,20 @@ class ActionRunner:
                 if self._asr_wanted.get(utterance) is wanted:
                     del self._asr_wanted[utterance]
 
+    def enroll_speaker(self, audio: AudioBlock) -> None:
+        """``audio`` is the voice that started the conversation (its wake word): it enrolls the speaker,
+        unless one is enrolled already; on the speaker worker, as every embedding is."""
+        if self._voiceprint is None:
+            return
+
+        def enroll() -> list[EngineInput]:
+            with self._speaker_lock:
+                if self._voiceprint is not None and not self._voiceprint.enrolled:
+                    self._voiceprint.add(audio.samples)
+            return []
+
+        self._work.run("speaker", enroll, lambda exc: [FailedOutsideReply("speaker", describe(exc))])
+
     def _judge_speaker(self, stretch: int, audio: AudioBlock) -> SpeakerJudged:
         """On a worker: how like the conversation's speaker ``audio`` sounds (None: nobody enrolled, too
         little voice, or no voiceprint kept); its embedding is kept a while, for KeepVoice to fold in."""

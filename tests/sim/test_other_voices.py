@@ -17,9 +17,11 @@ import pytest
 from tests.support.other_voices import chat, television
 from tests.support.paths import AUDIO
 from tests.support.scenarios import cue, read_events, simulate, words
+from tests.support.wake_words import piper_says, save
 from voice.components import SpeechModels
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
+from voice.tts.piper_voice import PiperSynthesizer
 
 pytestmark = [pytest.mark.slow, pytest.mark.models]
 
@@ -135,4 +137,31 @@ def test_two_people_chatting_over_the_reply_do_not_cut_it(
     (story,) = report["turns"]  # nothing they said was sent to the model
     assert not story["interrupted"]
     assert story["spoken"] == STORY
+    assert "another voice" in ignored(out)
+
+
+def test_the_wake_word_enrolls_who_said_it_so_a_television_talking_after_it_is_not_answered(
+    synthesizer: PiperSynthesizer, speech_models: SpeechModels, tmp_path: Path
+) -> None:
+    wake = save(piper_says(synthesizer, "Okay Nabu."), tmp_path / "wake.wav")
+    question = save(piper_says(synthesizer, "What's the time?"), tmp_path / "question.wav")
+    tv = television(tmp_path, AUDIO / "fox-story.wav")
+    report, out = simulate(
+        tmp_path,
+        speech_models,
+        {
+            "llm": {"replies": ["Ten past ten.", "Yes."], "first_delta_ms": 300, "delta_ms": 40},
+            "wake": {"word": "okay_nabu", "awake_s": 60},
+            "user": [
+                {"wav": str(wake), "at_s": 0.5},
+                {"wav": str(tv), "at_s": 3.0},  # the television comes on before any question
+                {"wav": str(question), "at_s": 32.0},
+            ],
+            "end_s": 40.0,
+            "turn": {"speaker": "conversation"},
+        },
+    )
+
+    asked = [words(turn["request"][-1]["text"]) for turn in report["turns"]]
+    assert asked == [["what's", "the", "time"]], asked  # the caller's question, none of the television
     assert "another voice" in ignored(out)

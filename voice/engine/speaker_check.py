@@ -199,8 +199,9 @@ class SpeakerCheck:
             followed.others_in_a_row = followed.others_in_a_row + 1 if gone else 0
             if speaker or (followed.speaker_until is not None and event.similarity is not None and not gone):
                 followed.speaker_until = asked.end  # heard surely once; since then, not gone
-        heard_before = followed is not None and followed.onset == asked.key and followed.speaker_until is not None
-        if asked.kind == "open" and other and not heard_before:  # once surely the speaker's, a dip is theirs
+        this_one = followed is not None and followed.onset == asked.key
+        once_theirs = this_one and followed is not None and followed.speaker_until is not None
+        if asked.kind == "open" and other and not once_theirs:  # once surely the speaker's, a dip is theirs
             return asked.kind, asked.key, asked.start
         if asked.kind == "overheard" and speaker:
             return asked.kind, asked.key, asked.start
