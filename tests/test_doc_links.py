@@ -1,4 +1,5 @@
-"""A link in README.md or docs/ names a file that is there and, with a #fragment, a heading of that file.
+"""A link in README.md, docs/, benchmarks/ or deploy/ names a file that is there and, with a #fragment, a
+heading of that file.
 
 The README sends readers to docs/ and benchmarks/README.md for what it no longer holds; a page moved or a
 heading renamed must fail here, not leave a reader on the top of a long page.
@@ -13,7 +14,12 @@ import pytest
 
 from tests.support.paths import ROOT
 
-SEARCHED = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+SEARCHED = (
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "benchmarks").glob("*.md")),
+    *sorted((ROOT / "deploy").glob("*.md")),
+)
 FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\]\(([^)\s]+)\)|src=\"([^\"]+)\"")
 
