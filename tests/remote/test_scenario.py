@@ -3,8 +3,8 @@
 A remote voice gives no phoneme alignments, so the ledger's word spans are the estimate. Whisper's full
 window, run on what speaker.wav really played, judges the reported heard text: it may fall short of what
 played by up to three words (the estimate lies late, and whisper counts a word cut off halfway and often
-finishes a phrase: the README's cut turns mostly read one to three short of whisper's count), but never
-claims more than one word beyond it (one: the judge's own error).
+finishes a phrase: docs/measurements.md's cut turns mostly read one to three short of whisper's count), but
+never claims more than one word beyond it (one: the judge's own error).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ FIRST_REPLY = (
 )
 SUNDAY_REPLY = "On Sunday it stays dry all day."
 CUT_IN_AFTER_S = 1.5  # of the first reply's audio: inside its first sentence
-MEDIAN = "histogram_quantile(0.5, sum by (le) (increase({}_bucket[10m])))"  # as the README's first query
+MEDIAN = "histogram_quantile(0.5, sum by (le) (increase({}_bucket[10m])))"  # as docs/kiosk.md's first query
 
 
 def reply_to(question: str) -> str:
