@@ -232,7 +232,7 @@ SHORT_ANSWER = "It is half past nine in the evening there."
 NEXT_QUESTION = "And how long does it take to fly there from London?"
 AFTER_NEXT = "About thirteen hours with one stop on the way."
 BYSTANDER_CUT_IN_AFTER_MS = 6000  # the user cuts in 6 s into the story, the bystander on since 1.5 s
-SPARE_REPLIES = 8  # a run that answers a bystander asks for more replies than the user's turns
+SPARE_REPLIES = 40  # a run that answers a bystander asks for more replies than the user's turns
 SPARE_REPLY = "Sorry, I am not sure what you mean."
 
 

@@ -2,8 +2,11 @@
 
 benchmarks/full_duplex.py scores each case of its bystander categories (a television under the user's
 question and over the reply, two people chatting over the reply, the user cutting in while either goes on)
-with these. Each request in report.json is put down to the user cue whose words it carries best (at least
-``HEARD`` of them, word_error's alignment); a request that carries none is the bystander's.
+with these. Each request in report.json is put down to the user cue whose speech the voice it was
+transcribed from overlapped (the event stream's voice starts and stops before each transcript), or failing
+that to the cue whose words it carries best (at least ``HEARD`` of them, word_error's alignment); a
+request that is neither is the bystander's. A user's request misheard under a television is the user's,
+with few words kept.
 
 - **answers to the bystander**: requests put down to no user cue whose reply played (``bystander_requests``
   counts them played or not);
@@ -52,14 +55,46 @@ def kept(text: str, request: str | None) -> tuple[float, int]:
     return found.hits / max(1, len(said_words(text))), found.insertions
 
 
-def whose(turns: list[dict[str, Any]], cues: list[UserCue]) -> list[int | None]:
-    """The user cue each turn's request carries best (its index), or None: the bystander's."""
+def utterances(events: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
+    """(first voice start, last voice stop, transcript) of each transcript in the event stream."""
+    found: list[tuple[float, float, str]] = []
+    start: float | None = None
+    stop: float | None = None
+    for event in events:
+        if event["type"] == "input.speech_started" and start is None:
+            start = event["t"]
+        elif event["type"] == "input.speech_stopped":
+            stop = event["t"]
+        elif event["type"] == "input.transcript":
+            at = event["t"]
+            found.append((at if start is None else start, at if stop is None else stop, event["text"]))
+            start = stop = None
+    return found
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def whose(
+    turns: list[dict[str, Any]], cues: list[UserCue], events: list[dict[str, Any]] | None = None
+) -> list[int | None]:
+    """The user cue each turn's request is (its index), or None: the bystander's. A request is a cue's
+    when the voice its transcripts came from overlapped the cue's speech (the user misheard is still the
+    user), or failing that when it carries ``HEARD`` of the cue's words."""
+    spans = utterances(events or [])
     owners: list[int | None] = []
     for turn in turns:
-        text = last_user_text(turn)
+        text = " ".join(said_words(last_user_text(turn) or ""))
+        voiced = [(a, b) for a, b, said in spans if said_words(said) and " ".join(said_words(said)) in text]
+        heard = [sum(overlap(span, (cue.onset_s, cue.end_s)) for span in voiced) for cue in cues]
         shares = [kept(cue.text, text)[0] for cue in cues]
-        best = max(range(len(cues)), key=lambda index: shares[index], default=None)
-        owners.append(best if best is not None and shares[best] >= HEARD else None)
+        by_time = max(range(len(cues)), key=lambda index: heard[index], default=None)
+        by_words = max(range(len(cues)), key=lambda index: shares[index], default=None)
+        if by_time is not None and heard[by_time] > 0:
+            owners.append(by_time)
+        else:
+            owners.append(by_words if by_words is not None and shares[by_words] >= HEARD else None)
     return owners
 
 
@@ -115,7 +150,7 @@ def bystander_outcome(
 ) -> dict[str, Any]:
     """One run's figures (the module's docstring): the bystander's and the user's."""
     turns = report["turns"]
-    owners = whose(turns, cues)
+    owners = whose(turns, cues, events)
     theirs = [turn for turn, owner in zip(turns, owners, strict=True) if owner is None]
     answers = sum(turn["audio_start_s"] is not None for turn in theirs)
     cuts = sum(

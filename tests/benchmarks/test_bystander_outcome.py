@@ -106,6 +106,27 @@ def test_the_users_cut_in_over_a_bystander_is_yielded_to_and_its_pause_and_cut_a
     assert (found["user"][1]["yielded"], found["user"][1]["stop_ms"]) == (1, 250)
 
 
+def test_a_cut_in_misheard_under_a_television_is_the_users_by_when_its_voice_was_heard() -> None:
+    cut_in = by.UserCue(CUT_IN, "cut_in", 9.0, 11.0)
+    misheard = "She'll hit what I'm about to hit, squeak in and said."
+    report = {"turns": [turn(QUESTION, 3.5, 9.6, interrupted=True), turn(misheard, 12.0, 14.0)]}
+    events = [
+        {"type": "input.speech_started", "t": 5.1},
+        {"type": "input.speech_stopped", "t": 5.6},
+        {"type": "input.ignored", "why": "another voice", "t": 5.6},
+        {"type": "input.speech_started", "t": 9.1},
+        {"type": "input.speech_stopped", "t": 11.4},
+        {"type": "input.transcript", "text": misheard, "t": 11.9},
+    ]
+    speaker = speaker_playing((3.5, 9.6), (12.0, 14.0))
+    found = by.bystander_outcome([ASKED, cut_in], 5.0, report, events, speaker)
+    assert (found["answers_to_bystander"], found["ignored"]) == (0, 1)
+    assert (found["user"][1]["heard"], found["user"][1]["yielded"]) == (1, 1)
+    assert found["user"][1]["words_kept"] < 0.5  # heard, but misheard: few of its words reached the request
+    without_times = by.bystander_outcome([ASKED, cut_in], 5.0, report, [], speaker)
+    assert without_times["answers_to_bystander"] == 1  # by its words alone it would be the television's
+
+
 def test_a_cut_in_after_the_bystander_cut_the_reply_has_nothing_to_stop_and_is_not_yielded_to() -> None:
     cut_in = by.UserCue(CUT_IN, "cut_in", 9.0, 11.0)
     report = {"turns": [turn(QUESTION, 3.5, 6.0, interrupted=True), turn(CUT_IN, 12.0, 14.0)]}
