@@ -13,9 +13,17 @@ latencies and gaps are the turn-taking policy alone. ``--realtime`` paces the ro
 latencies and gaps include whisper's, Smart Turn's and piper's time on this machine (take them on a
 quiet one).
 
+Three categories have a voice that is not talking to the assistant (issue 47: a television under the
+user's question and over the reply, two people chatting over the reply, the user cutting in while either
+goes on): Full-Duplex-Bench v1.5's background speech and talking to others, scored with τ-voice's S_ND
+(non-directed speech ignored) beside the yield rate to the user's cut-ins, false rejects of the user and
+the reaction to their cut-ins (benchmarks/common/bystander_outcome.py). Each of their cases runs once with
+every ``--speaker`` setting (``[turn] speaker``; default anyone and conversation), side by side.
+
 Usage: python benchmarks/full_duplex.py [--realtime] [--cases N] [--category NAME ...] [--eagerness E]
-       [--out DIR] [--against TREE]   (--against runs the same cases on TREE's voice package first and prints
-       {"before": ..., "after": ...}; --out keeps every run's outputs, scorecard.json and table.md)
+       [--speaker S ...] [--out DIR] [--against TREE]   (--against runs the same cases on TREE's voice
+       package first and prints {"before": ..., "after": ...}; --out keeps every run's outputs,
+       scorecard.json and table.md)
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Any
 from cases.full_duplex_cases import ensure_cases
 from common import full_duplex_metrics as fdb
 from common.against import run_against, without_against, without_option
+from common.bystander_outcome import UserCue, bystander_outcome, bystander_summary
 from common.cut_in_outcome import (
     cut_in_outcome,
     cut_in_summary,
@@ -49,11 +58,13 @@ from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
 from voice.components import load_speech_models
 from voice.engine.hold import Eagerness, parse_eagerness
+from voice.engine.speaker_check import SPEAKERS
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 
 CUT_INS = ("user_interruption", "opening_word_cut_in")  # real cut-ins: the ones to yield to
-CATEGORIES = ("pause_handling", "backchannel", "smooth_turn_taking", *CUT_INS)
+BYSTANDERS = ("background_speech", "talking_to_others", "bystander_cut_in")  # played with each --speaker
+CATEGORIES = ("pause_handling", "backchannel", "smooth_turn_taking", *CUT_INS, *BYSTANDERS)
 # Full-Duplex-Bench v1.0's published figures (its README, v1_v1.5/README.md), on its own data.
 PUBLISHED = {
     "GPT-Realtime": {
@@ -80,6 +91,24 @@ TAU_VOICE_PUBLISHED = {
     "gpt-realtime-2": {"yield_rate": 0.998, "s_bc": 0.011},
     "gpt-live-1": {"yield_rate": 0.36, "s_bc": 0.99},
 }
+# τ-voice's published S_ND (non-directed speech ignored) beside its yield rate, on its own data (issue 47).
+TAU_VOICE_BYSTANDERS = {
+    "gpt-live-1": {"s_nd": 0.46, "yield_rate": 0.36},
+    "gpt-realtime-2": {"s_nd": 0.20, "yield_rate": 0.998},
+}
+BYSTANDER_DIFFERENCES = (
+    "Full-Duplex-Bench v1.5 plays a TTS'd background or side remark over the model's turn and labels what "
+    "the output did after it (respond, resume, ...) with an LLM judge on its ASR; here the behaviour is "
+    "read from the run's requests and reply states (no judge), and the bystanders are real recordings.",
+    "FDB v1.5's talking_to_others is the user turning to speak to someone else; here it is two other people "
+    "chatting near the mic. The user's own aside is not told apart by voice: it would be taken as a turn.",
+    "S_ND (τ-voice): a non-directed utterance is ignored when the agent neither yields (stops) nor answers; "
+    "here a case's bystander is ignored when no reply was cut while the user said nothing and no request "
+    "carried none of the user's words. A pause the reply took back is not a yield there; the stricter "
+    "'without a pause' counts it as one.",
+    "Cut-ins over a bystander: yielded as on the card (the reply cut, a request carrying the cut-in, its "
+    "reply played); a handful of cases, not τ-voice's hundreds of simulated calls.",
+)
 DIFFERENCES = (
     "The data differ: FDB plays Candor and ICC conversations and its own synthetic sets; this card plays the "
     "project's scripted cases in held-out espeak-ng voices and two real recordings.",
@@ -96,6 +125,19 @@ DIFFERENCES = (
     "its annotations); speaker.wav holds what the assistant played, on mic.wav's clock.",
 )
 TAU_VOICE_DIFFERENCES = (
+    "Full-Duplex-Bench v1.5 plays a TTS'd background or side remark over the model's turn and labels what "
+    "the output did after it (respond, resume, ...) with an LLM judge on its ASR; here the behaviour is "
+    "read from the run's requests and reply states (no judge), and the bystanders are real recordings.",
+    "FDB v1.5's talking_to_others is the user turning to speak to someone else; here it is two other people "
+    "chatting near the mic. The user's own aside is not told apart by voice: it would be taken as a turn.",
+    "S_ND (τ-voice): a non-directed utterance is ignored when the agent neither yields (stops) nor answers; "
+    "here a case's bystander is ignored when no reply was cut while the user said nothing and no request "
+    "carried none of the user's words. A pause the reply took back is not a yield there; the stricter "
+    "'without a pause' counts it as one.",
+    "Cut-ins over a bystander: yielded as on the card (the reply cut, a request carrying the cut-in, its "
+    "reply played); a handful of cases, not τ-voice's hundreds of simulated calls.",
+)
+DIFFERENCES = (
     "The data differ: τ-voice's are simulated customer-service calls in 200 ms ticks; these are the cases "
     "above, one cut-in or backchannel over a scripted story each.",
     "Yield rate (τ-voice's R_Y): τ-voice counts a cut-in yielded to when the agent stops within 2 s; here "
@@ -147,6 +189,34 @@ def events_after(events: list[dict[str, Any]], onset_s: float) -> dict[str, Any]
         "backchannels": sum(e["type"] == "input.backchannel" for e in later),
         "pause_to_resume_ms": resumed,
     }
+
+
+def score_bystander(
+    case: dict[str, Any], folder: Path, clips: dict[str, Any], out: Path, transcriber: Transcriber
+) -> dict[str, Any]:
+    """A bystander case's figures (benchmarks/common/bystander_outcome.py) from one run's outputs, each user
+    cue's words kept beside those the same whisper keeps of its clip alone (the issue's reference)."""
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    speaker = read_wav(out / "speaker.wav").samples
+    times = cue_times(report, case, clips)
+    row: dict[str, Any] = {"case": case["name"], "voice": case["voice"], "bystander": case["bystander"]}
+    row["under_db"] = case["under_db"]
+    placed = [(cue, at) for cue, at in zip(case["cues"], times, strict=True)]
+    if any(at is None for _cue, at in placed):
+        return row | {"error": "the room never placed every cue (a reply it waits for never played)"}
+    users = [
+        UserCue(clips[cue["clip"]]["text"], cue["role"], at[0], at[1])
+        for cue, at in placed
+        if at is not None and cue["role"] != "bystander"
+    ]
+    onset = next(at[0] for cue, at in placed if at is not None and cue["role"] == "bystander")
+    found = bystander_outcome(users, onset, report, events, speaker)
+    said = [cue for cue in case["cues"] if cue["role"] != "bystander"]
+    for cue, user in zip(said, found["user"], strict=True):
+        alone = transcriber.transcribe(read_wav(folder / "clips" / f"{cue['clip']}.wav")).text
+        user["words_kept_alone"] = words_kept(user["said"], alone)["words_kept"]
+    return row | found
 
 
 def score(
@@ -232,23 +302,41 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             taken[case["category"]] += 1
     print("loading whisper, piper and Smart Turn...", file=sys.stderr, flush=True)
     models = load_speech_models()
-    rows: dict[str, list[dict[str, Any]]] = {category: [] for category in args.category}
+    rows: dict[str, list[dict[str, Any]]] = {c: [] for c in args.category if c not in BYSTANDERS}
+    bystanders: dict[str, dict[str, list[dict[str, Any]]]] = {
+        speaker: {c: [] for c in args.category if c in BYSTANDERS} for speaker in args.speaker
+    }
     for case in chosen:
-        out = work / case["category"] / case["name"]
-        out.mkdir(parents=True)
-        scenario = load_scenario(folder / case["scenario"])
-        run_scenario(scenario, out, realtime=args.realtime, models=models, eagerness=args.eagerness)
-        row = score(case, folder, clips, out, models.transcriber)
-        rows[case["category"]].append(row)
-        elapsed = time.monotonic() - started
-        cut = f", yielded {row['yielded']}, words kept {row['words_kept']}" if "yielded" in row else ""
-        print(
-            f"[{elapsed:6.1f} s] {case['category']} {case['name']}: tor {row.get('tor')}{cut}",
-            file=sys.stderr,
-            flush=True,
-        )
+        settings = args.speaker if case["category"] in BYSTANDERS else args.speaker[:1]
+        for speaker in settings:
+            out = work / speaker / case["category"] / case["name"]
+            out.mkdir(parents=True)
+            scenario = load_scenario(folder / case["scenario"])
+            run = {"realtime": args.realtime, "eagerness": args.eagerness, "speaker": speaker}
+            run_scenario(scenario, out, models=models, **run)
+            elapsed = time.monotonic() - started
+            if case["category"] in BYSTANDERS:
+                row = score_bystander(case, folder, clips, out, models.transcriber)
+                bystanders[speaker][case["category"]].append(row)
+                said = f"ignored {row.get('ignored')}, {row.get('behaviour')}, user {row.get('user')}"
+            else:
+                row = score(case, folder, clips, out, models.transcriber)
+                rows[case["category"]].append(row)
+                cut = f", yielded {row['yielded']}, kept {row['words_kept']}" if "yielded" in row else ""
+                said = f"tor {row.get('tor')}{cut}"
+            print(f"[{elapsed:6.1f} s] {speaker} {case['category']} {case['name']}: {said}", file=sys.stderr)
     return {
         "scorecard": {category: summary(category, found) for category, found in rows.items()},
+        "speaker": args.speaker[0],
+        "bystanders": {
+            speaker: {category: bystander_summary(found) for category, found in by_category.items()}
+            | {"all": bystander_summary([row for found in by_category.values() for row in found])}
+            for speaker, by_category in bystanders.items()
+            if by_category
+        },
+        "differences_from_fdb_v1_5_and_tau_voice_s_nd": list(BYSTANDER_DIFFERENCES),
+        "published_tau_voice_s_nd": TAU_VOICE_BYSTANDERS,
+        "bystander_cases": bystanders,
         "realtime": args.realtime,
         "eagerness": (args.eagerness or Eagerness.AUTO).value,
         "cases_folder": str(folder),
@@ -287,10 +375,18 @@ def main() -> int:
         help="only these categories (NAME ..., or the option again)",
     )
     parser.add_argument("--eagerness", type=parse_eagerness, help="low, auto or high (default: auto)")
+    parser.add_argument(
+        "--speaker",
+        nargs="+",
+        choices=SPEAKERS,
+        help="[turn] speaker: the bystander categories run once with each, the others with the first "
+        "(default: conversation and anyone; the others with anyone)",
+    )
     parser.add_argument("--out", type=Path, help="keep every run, scorecard.json and table.md here")
     parser.add_argument("--against", type=Path, help="another source tree to run first, for before/after")
     args = parser.parse_args()
     args.category = tuple(args.category or CATEGORIES)
+    args.speaker = tuple(args.speaker or ("anyone", "conversation"))
     ensure_cases()  # made once, before TREE's run, so both play the same cases
     before = None
     if args.against is not None:
@@ -305,7 +401,7 @@ def main() -> int:
     printed = with_cpu(
         after if before is None else {"before": {"tree": str(args.against), **before}, "after": after}
     )
-    text = table(after, before, PUBLISHED, TAU_VOICE_PUBLISHED)
+    text = table(after, before, PUBLISHED, TAU_VOICE_PUBLISHED, TAU_VOICE_BYSTANDERS)
     print(json.dumps(printed, indent=2))
     print(text, file=sys.stderr)
     if args.out is not None:

@@ -14,6 +14,22 @@ says how each is scored):
   0.2-0.5 s before the rest ("Nope, | I meant the other city.", issue 45): every opener of a backchannel
   or a correction, the words synthesized apart and joined by silence as pause handling's requests are.
 
+And three with a voice that is not talking to the assistant (issue 47; benchmarks/common/bystander_outcome.py
+scores them), each played with ``[turn] speaker`` "conversation" and "anyone":
+
+- ``background_speech`` (FDB v1.5's name): a first question in the quiet and its short answer, then a
+  television comes on (a real LibriVox reader, reverberated, 6, 12 or 18 dB under the user's speech
+  level, talking on without a pause) and the user asks for a story under it; it talks on over the story;
+- ``talking_to_others`` (FDB v1.5's name, but two other people: see full_duplex.py's differences): a
+  question, a story in reply, two people chatting near the mic over it (two real voices taking turns,
+  0 or 6 dB under the user), then the user's next question in the quiet;
+- ``bystander_cut_in``: a question, a story, a television (12 or 6 dB under) or the chat over it, and
+  the user cutting in while it goes on.
+
+The bystanders are real voices of audio/real/'s held-out pool, never used to tune the speaker verdicts
+(benchmarks/speaker_verdict.py tunes on the two_cities reader, piper's joe and three other espeak-ng
+accents); the users are the held-out espeak-ng voices below, which the speaker work never played.
+
 Voices: only the held-out pool of the team (TEAM.md): espeak-ng en-gb-scotland, en-us-nyc, en-gb-x-rp and
 en-gb-x-gbcwmd, two variants and rates each, and two real recordings from the ``moonshine-voice`` wheel's
 assets (MIT, Moonshine AI): ``clone-test.wav`` (a whole turn and a cut-in) and three phrases cut out of
@@ -56,6 +72,7 @@ from common.word_error import words
 from cases.unfamiliar_speech import fixture_maker
 from voice.audio.block import ENGINE_RATE
 from voice.audio.wav import read_wav
+from voice.sim.room import reverberated, under
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"
 MOONSHINE = "moonshine-voice==0.1.5"
@@ -70,6 +87,7 @@ BECKETT_PHRASES = (
     ("beckett-matter-again", "No matter. Try again.", 3.30, 5.95),
     ("beckett-fail-better", "Fail again. Fail better.", 6.30, 9.17),
 )
+REAL = AUDIO / "real"
 ROOM = {"echo_gain_db": -12, "echo_delay_ms": 40, "noise": {"wav": "../clips/pink-noise.wav", "gain_db": -30}}
 LLM_PACE = {"first_delta_ms": 300, "delta_ms": 40}
 LEAD_S, TAIL_S = 0.2, 0.3
@@ -196,6 +214,26 @@ AFTER_BACKCHANNEL = "Glad you like it! Anything else you want to hear about?"
 AFTER_CUT_IN = "Of course. Here is a much shorter version instead."
 ANSWER = "Good question. Let me see what I can find for you."
 MIN_TELLING_WORDS = 5  # words of the second reply no story has, so whisper can tell which reply played
+# The bystanders (audio/real/'s held-out pool): a LibriVox reader for the television, and two people
+# taking turns near the mic (moonshine's Beckett reader and pocketsphinx's card namer).
+TELEVISION_READER = ("austen_870", "austen_880", "austen_890", "austen_920", "austen_930")
+CHAT_LINES = ("beckett-01", "cards_2", "beckett-02", "cards_5", "beckett-03", "cards_3")
+CHAT_GAP_S = 0.3
+TELEVISION_UNDER_DB = (6.0, 12.0, 18.0)  # background_speech: one level a user
+CHAT_UNDER_DB = (0.0, 6.0, 0.0)  # talking_to_others: near the mic, as loud as the user or a little under
+# bystander_cut_in: (what talks on, dB under the user)
+CUT_IN_BYSTANDERS = (("television", 12.0), ("television", 6.0), ("chat", 0.0), ("chat", 6.0))
+FIRST_QUESTIONS = (
+    "What time is it in Tokyo right now?",
+    "How do I say thank you in Italian?",
+    "What's the capital of Australia?",
+)
+SHORT_ANSWER = "It is half past nine in the evening there."
+NEXT_QUESTION = "And how long does it take to fly there from London?"
+AFTER_NEXT = "About thirteen hours with one stop on the way."
+BYSTANDER_CUT_IN_AFTER_MS = 6000  # the user cuts in 6 s into the story, the bystander on since 1.5 s
+SPARE_REPLIES = 40  # a run that answers a bystander asks for more replies than the user's turns
+SPARE_REPLY = "Sorry, I am not sure what you mean."
 
 
 @dataclass(frozen=True)
@@ -228,6 +266,8 @@ class Case:
     scenario: str  # path from the cases folder
     cues: tuple[Cue, ...]
     replies: tuple[str, ...]  # the scripted LLM's, in order
+    bystander: str | None = None  # "television" or "chat": the voice not talking to the assistant
+    under_db: float | None = None  # its speech level under the user's
 
 
 def cases_folder() -> Path:
@@ -391,6 +431,30 @@ class Clips:
         self.made[name] = _write_clip(self.folder, name, speech, f"{first} {rest}", voice, pause)
         return self.made[name]
 
+    def bystander(self, kind: str, user: Clip, under_db: float, seconds: float) -> Clip:
+        """A television (the reader reverberated, across the room) or two people chatting near the mic,
+        at least ``seconds`` long, its speech level ``under_db`` under ``user``'s clip; not levelled as the
+        user's clips are, so the level stays where the room would put it."""
+        name = f"{kind}-{round(under_db)}db-under-{user.name}"
+        if name in self.made:
+            return self.made[name]
+        if kind == "television":
+            parts = [read_wav(REAL / f"{clip}.wav").samples for clip in TELEVISION_READER]
+        else:
+            gap = np.zeros(round(CHAT_GAP_S * ENGINE_RATE), np.float32)
+            parts = [part for line in CHAT_LINES for part in (read_wav(REAL / f"{line}.wav").samples, gap)]
+        once = np.concatenate(parts)
+        reading = np.tile(once, -(-round(seconds * ENGINE_RATE) // len(once)))
+        heard = reverberated(reading) if kind == "television" else reading
+        levelled = under(heard, read_wav(self.folder / f"{user.name}.wav").samples, under_db)
+        make = fixture_maker()
+        make.write_wav(self.folder / f"{name}.wav", np.asarray(levelled, np.float64))
+        span = make.audible_span(levelled)
+        voice = "audio/real " + ("austen_* reverberated" if kind == "television" else "beckett-* and cards_*")
+        duration = round(len(levelled) / ENGINE_RATE, 3)
+        self.made[name] = Clip(name, "", voice, round(span.start_s, 3), round(span.end_s, 3), duration)
+        return self.made[name]
+
     def recorded(self, name: str, samples: Samples, text: str, voice: str) -> Clip:
         trimmed = fixture_maker().trim(samples)
         self.made[name] = _write_clip(self.folder, name, trimmed, text, voice, recorded=True)
@@ -423,9 +487,11 @@ def real_clips(clips: Clips, cache: Path) -> tuple[Clip, list[Clip]]:
     return whole, phrases
 
 
-def _scenario(replies: tuple[str, ...], user: list[dict[str, Any]], end_s: float) -> dict[str, Any]:
+def _scenario(
+    replies: tuple[str, ...], user: list[dict[str, Any]], end_s: float, spares: tuple[str, ...] = ()
+) -> dict[str, Any]:
     # spare replies, so a run that asks more than expected is scored rather than stopped
-    spare = (replies[-1],) * 2
+    spare = spares or (replies[-1],) * 2
     return {
         "version": 1,
         "llm": {"replies": list(replies + spare), **LLM_PACE},
@@ -454,13 +520,17 @@ def make_cases(folder: Path, cache: Path) -> list[Case]:
     cases: list[Case] = []
 
     def add(category: str, name: str, clip_voice: str, cues: list[CuePlacement],
-            replies: tuple[str, ...], end_s: float) -> None:  # fmt: skip
+            replies: tuple[str, ...], end_s: float, bystander: str | None = None,
+            under_db: float | None = None) -> None:  # fmt: skip
         user = [{"wav": f"../clips/{clip.name}.wav", **placement} for clip, _role, placement in cues]
         path = folder / category / f"{name}.json"
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(_scenario(replies, user, end_s), indent=2) + "\n", encoding="utf-8")
+        spares = () if bystander is None else (SPARE_REPLY,) * SPARE_REPLIES
+        scenario = _scenario(replies, user, end_s, spares)
+        path.write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")
         roles = tuple(Cue(clip.name, role) for clip, role, _placement in cues)
-        cases.append(Case(name, category, clip_voice, f"{category}/{name}.json", roles, replies))
+        scenario_path = f"{category}/{name}.json"
+        cases.append(Case(name, category, clip_voice, scenario_path, roles, replies, bystander, under_db))
 
     for index, (first, rest) in enumerate(PAUSED):
         clip = clips.paused(index, first, rest, PAUSES_S[index % len(PAUSES_S)])
@@ -525,11 +595,61 @@ def make_cases(folder: Path, cache: Path) -> list[Case]:
     for index, (first, said_as, rest, pause_s) in enumerate(OPENING_WORD_CUT_INS):
         over = clips.paused(index, first, rest, pause_s, said_as)
         cut_in("opening_word_cut_in", index, over, index)
+    bystander_cases(clips, add)
     (folder / "clips.json").write_text(
         json.dumps({name: asdict(clip) for name, clip in clips.made.items()}, indent=2) + "\n",
         encoding="utf-8",
     )
     return cases
+
+
+def bystander_cases(clips: Clips, add: Any) -> None:
+    """The three categories with a voice that is not talking to the assistant (the module's docstring)."""
+    for index, under_db in enumerate(TELEVISION_UNDER_DB):
+        voice_index = index + 5  # users the cut-in categories give fewer turns
+        first = clips.espeak(voice_index, FIRST_QUESTIONS[index])
+        question, story = STORIES[index % len(STORIES)]
+        asked = clips.espeak(voice_index, question)
+        asked_at = 0.5 + first.duration_s + 6.0  # after the short answer, the television on since it began
+        end_s = asked_at + asked.duration_s + 34.0
+        tv = clips.bystander("television", asked, under_db, end_s)
+        cues: list[CuePlacement] = [
+            (first, "request", {"at_s": 0.5}),
+            (tv, "bystander", {"during_reply": 1, "after_ms": 500}),
+            (asked, "request", {"at_s": round(asked_at, 3)}),
+        ]
+        name = f"{index + 1:02d}-television-{round(under_db)}db-{asked.name}"
+        replies = (SHORT_ANSWER, story)
+        add("background_speech", name, asked.voice, cues, replies, end_s, "television", under_db)
+    for index, under_db in enumerate(CHAT_UNDER_DB):
+        voice_index = index + 1
+        question, story = STORIES[(index + 1) % len(STORIES)]
+        asked = clips.espeak(voice_index, question)
+        then = clips.espeak(voice_index, NEXT_QUESTION)
+        chat = clips.bystander("chat", asked, under_db, 12.0)
+        then_at = 0.5 + asked.duration_s + 36.0  # the story told, the chat over
+        cues = [
+            (asked, "request", {"at_s": 0.5}),
+            (chat, "bystander", {"during_reply": 1, "after_ms": 2000}),
+            (then, "request", {"at_s": round(then_at, 3)}),
+        ]
+        name = f"{index + 1:02d}-chat-{round(under_db)}db-{asked.name}"
+        end_s = then_at + then.duration_s + 8.0
+        add("talking_to_others", name, asked.voice, cues, (story, AFTER_NEXT), end_s, "chat", under_db)
+    for index, (kind, under_db) in enumerate(CUT_IN_BYSTANDERS):
+        voice_index = index + 3
+        question, story = STORIES[(index + 2) % len(STORIES)]
+        asked = clips.espeak(voice_index, question)
+        over = clips.espeak(voice_index, CUT_INS[index % len(CUT_INS)])
+        talk = clips.bystander(kind, asked, under_db, 40.0)
+        cues = [
+            (asked, "request", {"at_s": 0.5}),
+            (talk, "bystander", {"during_reply": 1, "after_ms": 1500}),
+            (over, "cut_in", {"during_reply": 1, "after_ms": BYSTANDER_CUT_IN_AFTER_MS}),
+        ]
+        name = f"{index + 1:02d}-{kind}-{round(under_db)}db-{over.name}"
+        end_s = 0.5 + asked.duration_s + 4.0 + BYSTANDER_CUT_IN_AFTER_MS / 1000 + over.duration_s + 12.0
+        add("bystander_cut_in", name, over.voice, cues, (story, AFTER_CUT_IN), end_s, kind, under_db)
 
 
 def ensure_cases(folder: Path | None = None) -> Path:

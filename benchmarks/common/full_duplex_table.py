@@ -1,5 +1,7 @@
 """benchmarks/full_duplex.py's scorecard as markdown: FDB's four tasks beside FDB's published figures, then
-the cut-ins and backchannels beside τ-voice's published selectivity (both benchmarks on other data)."""
+the cut-ins and backchannels beside τ-voice's published selectivity, then the bystander categories (FDB
+v1.5's background speech and talking to others, and cut-ins over them) per ``[turn] speaker`` setting
+beside τ-voice's published S_ND and yield rate (each benchmark on other data)."""
 
 from __future__ import annotations
 
@@ -104,6 +106,79 @@ def render(
     return "\n".join(lines)
 
 
-def table(after: dict[str, Any], before: dict[str, Any] | None, fdb: Published, tau_voice: Published) -> str:
-    """The scorecard beside FDB's published figures, then beside τ-voice's (each on its own data)."""
-    return f"{render(FDB_ROWS, after, before, fdb)}\n\n{render(TAU_VOICE_ROWS, after, before, tau_voice)}"
+BYSTANDER_CATEGORIES = ("background_speech", "talking_to_others", "bystander_cut_in", "all")
+
+
+def median_p95(found: dict[str, Any], key: str, scale: float = 1.0) -> str:
+    spread = found.get(key) or {}
+    if not spread.get("n"):
+        return "-"
+    return f"{spread['median'] * scale:.0f} / {spread['p95'] * scale:.0f}"
+
+
+def bystander_cells(found: dict[str, Any]) -> list[str]:
+    said = f"{found['false_rejects']} / {found['user_said']}"
+    behaviours = "/".join(str(found["behaviour"][name]) for name in ("respond", "stop", "resume", "continue"))
+    return [
+        cell(found["s_nd"]),
+        cell(found["s_nd_without_pause"]),
+        f"{cell(found['yield_rate'])} (n={found['yield_n']})" if found["yield_n"] else "-",
+        said,
+        str(found["cuts_by_bystander"]),
+        str(found["answers_to_bystander"]),
+        str(found["pauses_for_bystander"]),
+        behaviours,
+        median_p95(found, "cut_in_stop_ms"),
+        median_p95(found, "answer_latency_s", 1000),
+        f"{cell(found['user_words_kept'])} / {cell(found.get('user_words_kept_alone'))}",
+        str(found["user_extra_words"]),
+    ]
+
+
+BYSTANDER_HEADER = (
+    "S_ND ↑",
+    "S_ND, a pause counted as a yield ↑",
+    "Yield to the user's cut-ins ↑",
+    "User not heard (false rejects) / said ↓",
+    "Replies cut by the bystander ↓",
+    "Answers to the bystander ↓",
+    "Pauses for the bystander ↓",
+    "FDB v1.5 behaviour respond/stop/resume/continue",
+    "User's cut-in: reply silent after, median / p95 ms ↓",
+    "User's request to its answer, median / p95 ms ↓",
+    "User's words kept, in the run / of the clip alone ↑",
+    "Words added to the user's requests ↓",
+)
+
+
+def bystander_table(after: dict[str, Any], published: Published) -> str:
+    """One row per category and ``[turn] speaker`` setting, then τ-voice's published rows."""
+    clock = "real time" if after["realtime"] else "virtual time"
+    lines = [f"| ({clock}) | {' | '.join(BYSTANDER_HEADER)} |", "|---" * (len(BYSTANDER_HEADER) + 1) + "|"]
+    for category in BYSTANDER_CATEGORIES:
+        for speaker, by_category in after.get("bystanders", {}).items():
+            found = by_category.get(category)
+            if found is not None and found["n"]:
+                label = f"{category}, speaker = {speaker} (n={found['n']})"
+                lines.append(f"| {label} | {' | '.join(bystander_cells(found))} |")
+    for model, figures in published.items():
+        theirs = [cell(figures.get("s_nd")), "-", cell(figures.get("yield_rate"))] + ["-"] * 9
+        lines.append(f"| τ-voice {model} (published, its own data) | {' | '.join(theirs)} |")
+    return "\n".join(lines)
+
+
+def table(
+    after: dict[str, Any],
+    before: dict[str, Any] | None,
+    fdb: Published,
+    tau_voice: Published,
+    tau_voice_bystanders: Published | None = None,
+) -> str:
+    """The scorecard beside FDB's published figures, then beside τ-voice's (each on its own data), then
+    the bystander categories if any ran."""
+    tables = []
+    if after["scorecard"]:  # not when only the bystander categories ran
+        tables += [render(FDB_ROWS, after, before, fdb), render(TAU_VOICE_ROWS, after, before, tau_voice)]
+    if after.get("bystanders"):
+        tables.append(bystander_table(after, tau_voice_bystanders or {}))
+    return "\n\n".join(tables)
