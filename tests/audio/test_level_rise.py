@@ -63,3 +63,13 @@ def test_a_real_reader_across_the_room_does_not_rise_above_itself_and_a_user_ove
     began, told = rises[0]
     assert began >= onset - RATE // 10, (began - onset) / RATE
     assert told <= onset + 3 * RATE // 10, (told - onset) / RATE  # within the room's 300 ms
+
+
+def test_across_a_pause_of_the_voice_its_level_holds() -> None:
+    level = LevelRise(RATE)
+    quiet = noise(1.5, 0.01, 1)
+    assert level.hear(AudioBlock(quiet, RATE, 0)) is None
+    louder = noise(0.3, 0.0316, 2)
+    rise = level.hear(AudioBlock(louder, RATE, 3 * RATE))  # given again after a gap of 1.5 s
+    assert rise is not None
+    assert 3 * RATE - RATE // 10 <= rise <= 3 * RATE + RATE // 10

@@ -24,6 +24,7 @@ from voice.speaker.weights import Tensor
 from voice.testing.stand_ins import QUESTION, EvenSynthesizer, ScriptedVad
 
 USER, TELEVISION = 0.1, 0.3  # the level each voice's audio is filled with
+NEAR_USER, LOUD_TELEVISION = 0.9, 0.95  # the same voices 9.5 dB above the television
 VOICES = {USER: np.array([1.0, 0.0], np.float32), TELEVISION: np.array([0.0, 1.0], np.float32)}
 
 
@@ -31,8 +32,8 @@ def level_voice(samples: Samples) -> Tensor | None:
     """A stand-in embedding: the voice whose level the audio mostly has; None under 0.3 s, as the encoder."""
     if len(samples) < 0.3 * ENGINE_RATE:
         return None
-    user = np.count_nonzero(np.isclose(samples, USER))
-    television = np.count_nonzero(np.isclose(samples, TELEVISION))
+    user = np.count_nonzero(np.isclose(samples, USER) | np.isclose(samples, NEAR_USER))
+    television = np.count_nonzero(np.isclose(samples, TELEVISION) | np.isclose(samples, LOUD_TELEVISION))
     return VOICES[USER if user >= television else TELEVISION]
 
 
@@ -60,13 +61,15 @@ class Kiosk:
         self.clock = 0
         self.heard: list[AudioBlock] = []  # the audio of each utterance the VAD ended
 
-    def block(self, *events: VoiceStarted | VoiceEnded) -> Samples:
-        """One block: the speaker plays, progress is reported, then the mic block with these VAD events."""
+    def block(self, *events: VoiceStarted | VoiceEnded, mic: Samples | None = None) -> Samples:
+        """One block: the speaker plays, progress is reported, then the mic block (silent unless ``mic``)
+        with these VAD events."""
         played = self.buffer.pull(BLOCK)
         self.clock += BLOCK
         self.runner.report_progress(self.buffer.audio_played_to, self.clock)
         self.vad.next_events = list(events)
-        self.runner.feed(MicAudio(AudioBlock(np.zeros(BLOCK, np.float32), ENGINE_RATE, self.clock - BLOCK)))
+        heard = np.zeros(BLOCK, np.float32) if mic is None else np.resize(mic, BLOCK)
+        self.runner.feed(MicAudio(AudioBlock(heard, ENGINE_RATE, self.clock - BLOCK)))
         return played
 
     def speak(self, voices: list[tuple[float, float]], text: str) -> list[Samples]:
@@ -74,10 +77,11 @@ class Kiosk:
         self.transcriber.queued.append(text)
         start = self.clock
         audio = np.concatenate([np.full(round(s * ENGINE_RATE), v, np.float32) for v, s in voices])
-        played = [self.block(VoiceStarted(start))]
+        played = [self.block(VoiceStarted(start), mic=audio[:BLOCK])]
         while self.clock - start < len(audio) - BLOCK:
             self.vad.so_far = AudioBlock(audio[: self.clock - start], ENGINE_RATE, start)
-            played.append(self.block())
+            at = self.clock - start
+            played.append(self.block(mic=audio[at : at + BLOCK]))
         utterance = AudioBlock(audio, ENGINE_RATE, start)
         self.heard.append(utterance)
         played.append(self.block(VoiceEnded(start + len(audio), utterance)))
@@ -237,3 +241,62 @@ def test_a_transcriptions_verdict_is_taken_on_its_voice_not_its_pre_roll() -> No
 
     assert not check.transcription_is_other(1)  # a short utterance: the short stretch's threshold
     assert check.keep(1) == [KeepVoice(ask.stretch)]
+
+
+def silent_from(played: list[Samples]) -> int:
+    """The first block of ``played`` from which the reply stays silent (paused or cut) to the end."""
+    index = len(played)
+    while index > 0 and not played[index - 1][80:].any():
+        index -= 1
+    return index
+
+
+def test_the_speaker_rising_above_another_voice_pauses_the_reply_at_once_and_cuts_it_from_there() -> None:
+    kiosk = asked_and_answered()
+
+    played = kiosk.speak([(TELEVISION, 1.5), (NEAR_USER, 2.0)], "Stop, what about Sunday?")
+
+    rise = round(1.5 * ENGINE_RATE) // BLOCK  # the block the speaker's voice begins in
+    assert all(block.any() for block in played[rise - 20 : rise])  # the reply went on over the television
+    assert rise <= silent_from(played) <= rise + 8  # and fell silent within 0.16 s of their voice
+    assert kiosk.recorder.turns[1].interrupted
+    assert kiosk.thinker.sent[-1].items[-1].text.endswith("Stop, what about Sunday?")  # type: ignore[union-attr]
+    heard = kiosk.transcriber.audio[-1]  # from just before the rise, not the television's three seconds
+    assert 1.1 * ENGINE_RATE <= heard.start - kiosk.heard[-1].start <= 1.5 * ENGINE_RATE
+
+
+def test_another_voice_rising_above_the_overheard_one_pauses_the_reply_only_until_its_verdict() -> None:
+    kiosk = asked_and_answered()
+
+    played = kiosk.speak([(TELEVISION, 1.5), (LOUD_TELEVISION, 1.5)], "And now, the football.")
+
+    rise = round(1.5 * ENGINE_RATE) // BLOCK
+    assert not played[rise + 8][80:].any()  # paused at the louder voice, as for any speech over the reply
+    assert played[-1].any()  # judged another voice: the reply went on
+    assert len(kiosk.thinker.sent) == 1
+    assert not kiosk.recorder.turns[1].interrupted
+    assert kiosk.ignored() == [ANOTHER_VOICE, ANOTHER_VOICE]
+
+
+def test_a_louder_voice_that_ends_before_any_verdict_finds_it_the_speakers_takes_no_turn() -> None:
+    kiosk = asked_and_answered()
+
+    kiosk.speak([(TELEVISION, 1.5), (LOUD_TELEVISION, 0.4)], "Seven of clubs.")
+    for _ in range(20):
+        kiosk.block()
+
+    assert len(kiosk.thinker.sent) == 1  # the louder words were not sent
+    assert not kiosk.recorder.turns[1].interrupted
+    assert kiosk.ignored() == [ANOTHER_VOICE, ANOTHER_VOICE]
+
+
+def test_over_the_reply_another_voice_going_on_after_its_pause_is_overheard_without_a_pause() -> None:
+    kiosk = asked_and_answered()
+    kiosk.speak([(TELEVISION, 1.5)], "Good evening.")  # paused a second, then judged another voice
+
+    played = [kiosk.block() for _ in range(10)]
+    played += kiosk.speak([(TELEVISION, 0.8)], "Here is the news.")
+
+    assert all(block.any() for block in played)  # its next sentence paused nothing
+    assert kiosk.ignored() == [ANOTHER_VOICE]
+    assert len(kiosk.thinker.sent) == 1

@@ -30,7 +30,10 @@ RISE_DB = 7.0
 
 
 class LevelRise:
-    """The level of the voice heard so far, and the first ``RISE_S`` that rise ``RISE_DB`` above it."""
+    """The level of the voice heard so far, and the first ``RISE_S`` that rise ``RISE_DB`` above it.
+
+    Blocks need not follow each other: only the voice's own blocks are given, across its pauses; ``reset``
+    when another voice is to be followed."""
 
     def __init__(self, rate: int) -> None:
         self._frame = round(FRAME_S * rate)
@@ -48,7 +51,7 @@ class LevelRise:
     def hear(self, block: AudioBlock) -> int | None:
         """Take ``block``; returns the sample where a rise that lasted ``RISE_S`` began, or None."""
         if self._next is None or self._next + len(self._left) != block.start:
-            self.reset()  # a gap in the audio: a new reference
+            self._left = np.zeros(0, np.float32)  # a gap (the voice paused): its level so far still holds
             self._next = block.start
         samples = np.concatenate([self._left, block.samples.astype(np.float32, copy=False)])
         whole = len(samples) // self._frame

@@ -229,8 +229,10 @@ class Engine:
                 if isinstance(vad_event, VoiceEnded):
                     self.speaker.vad_utterance_ended(self._clock)
                 continue
-            if isinstance(vad_event, VoiceStarted) and self.speaker.overhears_from(vad_event.sample):
-                continue  # the voice that went on after the speaker stopped
+            if isinstance(vad_event, VoiceStarted) and self.speaker.overhears_from(
+                vad_event.sample, self._phase in (Phase.THINKING, Phase.SPEAKING)
+            ):
+                continue  # the voice going on after the speaker stopped, or the overheard one after a pause
             if isinstance(vad_event, VoicePaused | VoiceEnded):
                 vad_event = self.speaker.trimmed(vad_event)
             actions += self._dispatch(vad_event)

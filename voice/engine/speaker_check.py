@@ -50,6 +50,10 @@ STOPPED_AFTER = 3  # windows in a row without the speaker's voice that end a fol
 # the user's fall under it 18 %, three in a row about 0.6 %; held out, 18 % and 0 % (README of benchmarks).
 SPEAKER_GONE_BELOW = 0.55
 PRE_ROLL_S = 0.2  # an utterance found in an overheard voice starts this much before its window
+# Over a reply, voice starting this soon after an overheard voice's utterance ended is that voice going on (a
+# television's next sentence), overheard at once: not a pause of the reply each sentence. The speaker's own
+# voice in it is found as in any overheard voice: rising above it, or in its windows.
+OVERHEARD_GAP_S = 2.0
 KEPT_TRANSCRIPTIONS = 16  # verdicts of transcriptions not yet taken, at most (dropped ones never are)
 
 
@@ -100,6 +104,9 @@ class SpeakerCheck:
         self.promoted_from: int | None = None  # an utterance found in an overheard voice: its audio from here
         self._followed: Followed | None = None  # the open utterance, judged window by window
         self._overhear_after: int | None = None  # a followed utterance's end: a voice going on is another's
+        self._overheard_ended: int | None = None  # where an overheard voice's utterance ended, over a reply
+        self._unsure: int | None = None  # onset of an utterance risen over another voice, till surely theirs
+        self._unconfirmed: set[int] = set()  # transcriptions of it asked while it was not: no turn
         self._level = LevelRise(rate)  # the overheard voice's level, for a louder one starting over it
 
     # -- asking -----------------------------------------------------------------------------------
@@ -114,7 +121,11 @@ class SpeakerCheck:
     def with_transcriptions(self, actions: list[EngineAction]) -> list[EngineAction]:
         """``actions`` with each transcription's audio judged just ahead of it, on ASR's worker; not that of
         an utterance found in another voice, which holds some of it and was judged on its windows."""
-        if not self.enabled or self.promoted_from is not None:
+        if not self.enabled:
+            return actions
+        if self.promoted_from is not None:
+            if self._unsure is not None:  # risen above another voice and never surely the speaker's
+                self._unconfirmed.update(a.utterance for a in actions if isinstance(a, Transcribe))
             return actions
         judged: list[EngineAction] = []
         for action in actions:
@@ -199,6 +210,9 @@ class SpeakerCheck:
             followed.others_in_a_row = followed.others_in_a_row + 1 if gone else 0
             if speaker or (followed.speaker_until is not None and event.similarity is not None and not gone):
                 followed.speaker_until = asked.end  # heard surely once; since then, not gone
+                if self._unsure == followed.onset:  # surely theirs now: its words take a turn
+                    self._unsure = None
+                    self._unconfirmed.clear()
         this_one = followed is not None and followed.onset == asked.key
         once_theirs = this_one and followed is not None and followed.speaker_until is not None
         if asked.kind == "open" and other and not once_theirs:  # once surely the speaker's, a dip is theirs
@@ -230,12 +244,15 @@ class SpeakerCheck:
 
     def transcription_is_other(self, transcription: int) -> bool:
         """The transcription's audio was judged another voice's."""
+        if transcription in self._unconfirmed:  # a louder voice over another's, never surely the speaker's
+            return True
         stretch = self._of_transcription.get(transcription)
         score = None if stretch is None else self._scores.get(stretch)
         return score is not None and self.is_other(score)
 
     def keep(self, transcription: int) -> list[EngineAction]:
         """The transcription's words took a turn as the speaker's: fold its voice into the print."""
+        self._unconfirmed.discard(transcription)
         stretch = self._of_transcription.pop(transcription, None)
         if stretch is None:
             return []
@@ -245,6 +262,7 @@ class SpeakerCheck:
         return [KeepVoice(stretch)]
 
     def forget_transcription(self, transcription: int) -> None:
+        self._unconfirmed.discard(transcription)
         stretch = self._of_transcription.pop(transcription, None)
         if stretch is not None:
             self._scores.pop(stretch, None)
@@ -274,9 +292,11 @@ class SpeakerCheck:
         onset = max(0, window_start)
         self.promoted_from = max(0, onset - round(PRE_ROLL_S * self.rate))
         if sure:
+            self._unsure = None
             self._open_marks = (onset, set(JUDGE_AT_S))  # already judged the speaker's
             self._followed = Followed(onset, clock + round(STEP_S * self.rate), speaker_until=clock)
-        else:
+        else:  # it takes a turn only once a verdict finds it surely the speaker's
+            self._unsure = onset
             self._open_marks = (onset, set())
             self._followed = Followed(onset, onset + round(FOLLOW_FROM_S * self.rate))
         return onset
@@ -286,9 +306,14 @@ class SpeakerCheck:
         self._followed = None
         self._overhear_after = clock
 
-    def overhears_from(self, onset: int) -> bool:
-        """Voice starting at ``onset`` goes on from another's after a followed utterance ended: overheard."""
+    def overhears_from(self, onset: int, over_reply: bool) -> bool:
+        """Voice starting at ``onset`` goes on from another's after a followed utterance ended, or, over a
+        reply, within ``OVERHEARD_GAP_S`` of an overheard voice's pause: overheard."""
         after, self._overhear_after = self._overhear_after, None
+        ended, self._overheard_ended = self._overheard_ended, None
+        if over_reply and ended is not None and onset - ended <= round(OVERHEARD_GAP_S * self.rate):
+            self.overheard = Overheard(onset, onset + round(STEP_S * self.rate))
+            return True  # its level is known still: a louder voice over it is found at once
         if after is None or abs(onset - after) > round(STEP_S * self.rate):
             return False
         self.overheard = Overheard(onset, onset + round(STEP_S * self.rate))
@@ -309,8 +334,8 @@ class SpeakerCheck:
         found in another voice, the voice going on at once is that other's (not the speaker going on)."""
         if self.promoted_from is not None and self.overheard is None:
             self._overhear_after = clock
+        self._overheard_ended = clock if self.overheard is not None else None
         self.overheard = None
-        self._level.reset()
         self.promoted_from = None  # what was followed stays: the utterance may go on after a pause
 
     def new_conversation(self) -> None:
@@ -318,3 +343,5 @@ class SpeakerCheck:
         self._asked.clear()
         self._scores.clear()
         self._of_transcription.clear()
+        self._unconfirmed.clear()
+        self._unsure = None
