@@ -39,12 +39,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from common.kiosk_process import KioskOutput, stop_kiosk
 from common.machine import with_cpu
 from common.scraper import Scraper
+from common.talking_page import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk_for
 from idle import measure as measure_idle
-from kiosk_clients import KioskOutput
-from kiosk_cut_in_load import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk_for
-from kiosk_soak import stop_kiosk
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 

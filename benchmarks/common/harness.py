@@ -94,11 +94,12 @@ def with_load(measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     before = load_average()
     started = time.monotonic()
     figures = measure()
-    return {
-        **figures,
-        "load_average": {"before": before, "after": load_average()},
-        "wall_s": round(time.monotonic() - started, 1),
-    }
+    # a measure that times its own wall (a soak from its first turn) keeps its figure
+    return (
+        {"wall_s": round(time.monotonic() - started, 1)}
+        | figures
+        | {"load_average": {"before": before, "after": load_average()}}
+    )
 
 
 def print_json(result: dict[str, Any], out: Path | None = None) -> None:
@@ -106,6 +107,7 @@ def print_json(result: dict[str, Any], out: Path | None = None) -> None:
     printed = json.dumps(with_cpu(result), indent=2)
     print(printed, flush=True)
     if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(printed + "\n", encoding="utf-8")
 
 
