@@ -80,34 +80,28 @@ from typing import Any
 import numpy as np
 from cases.hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
 from common.against import run_against, without_against
+from common.listening_engine import feed, listening, mic_blocks
 from common.machine import with_cpu
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
-from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav, write_wav
-from voice.cancel import CancelToken
 from voice.components import SpeechChoice, SpeechModels, load_speech_models, make_engine
-from voice.conversation.continuation import Request
-from voice.conversation.items import ToolCall, UserText
+from voice.conversation.items import UserText
 from voice.engine.engine import Engine
 from voice.engine.hold import Eagerness
-from voice.engine.inputs import MicAudio
 from voice.engine.transcripts import ends_a_sentence
 from voice.engine.utterances import COMPLETE_ABOVE
 from voice.models import onnx_session
-from voice.runtime import ActionRunner, Work
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
-from voice.tts.port import Synthesis
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn, bundled_model_path
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
-BLOCK = ENGINE_RATE // 50
 INSIDE_MS = -300  # a request this long before the last word's end came at a pause inside the question
 LEAD_S, TAIL_S = 0.5, 1.5
 SILENT_DBFS = -45.0  # quieter 10 ms frames are silence, as audio/manifest.json measures it
@@ -138,46 +132,15 @@ class TimedJudge:
         return probability
 
 
-class NoVoice:
-    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
-        raise AssertionError("no reply is streamed here")
-
-
-class Requests:
-    """A thinker that only notes the requests; no reply ever comes."""
-
-    def __init__(self) -> None:
-        self.sent: list[Request] = []
-
-    def send(self, request: Request, delay_s: float) -> None:
-        self.sent.append(request)
-
-    def cancel(self, turn: int) -> None:
-        pass
-
-    def run_tool(self, turn: int, call: ToolCall) -> None:
-        raise AssertionError("no tools here")
-
-
-def listening(transcriber: Transcriber, judge: EndOfTurn | None) -> tuple[ActionRunner, Requests]:
-    """An engine with the default VAD, run in the caller's thread, whose requests are only noted."""
-    requests = Requests()
-    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
-    buffer = PlaybackBuffer(ENGINE_RATE)
-    runner = ActionRunner(
-        engine, transcriber, NoVoice(), requests, Work(threaded=False), buffer, end_of_turn=judge
-    )
-    return runner, requests
-
-
 def first_request(case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None) -> tuple[int, str]:
-    """(sample at which the first request was sent, the user text it carried)."""
-    runner, requests = listening(transcriber, judge)
-    for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
-        runner.feed(MicAudio(AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)))
+    """(sample at which the first request was sent, the user text it carried), with the default VAD."""
+    engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
+    runner, requests = listening(engine, transcriber, judge)
+    for block in mic_blocks(case.signal):
+        feed(runner, block)
         if requests.sent:
             last = requests.sent[0].items[-1]
-            return start + BLOCK, last.text if isinstance(last, UserText) else ""
+            return block.end, last.text if isinstance(last, UserText) else ""
     raise RuntimeError(f"{case.name}: no request was sent")
 
 
@@ -361,22 +324,13 @@ def judged_run(turn: Turn, models: SpeechModels, eagerness: Eagerness) -> dict[s
     """``turn`` through the VAD, whisper, Smart Turn and engine of ``eagerness`` until the first request."""
     assert models.end_of_turn is not None
     noted = Noted(models.transcriber, models.end_of_turn)
-    requests = Requests()
-    runner = ActionRunner(
-        make_engine(eagerness=eagerness),
-        noted,
-        NoVoice(),
-        requests,
-        Work(threaded=False),
-        PlaybackBuffer(ENGINE_RATE),
-        end_of_turn=noted,
-    )
+    runner, requests = listening(make_engine(eagerness=eagerness), noted, noted)
     sent, early = None, False
-    for start in range(0, len(turn.signal) - BLOCK + 1, BLOCK):
+    for block in mic_blocks(turn.signal):
         judged_before = sum(who == "smart_turn" for who, _ in noted.said)
-        runner.feed(MicAudio(AudioBlock(turn.signal[start : start + BLOCK], ENGINE_RATE, start)))
+        feed(runner, block)
         if requests.sent:
-            sent = start + BLOCK
+            sent = block.end
             # ended at the pause: the request went out on the judgement, not on the VAD's long silence
             early = sum(who == "smart_turn" for who, _ in noted.said) > judged_before
             break
@@ -599,8 +553,7 @@ def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartT
     found = []
     for case in cases:
         vad = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
-        for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
-            block = AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)
+        for block in mic_blocks(case.signal):
             for event in vad.process(block, assistant_speaking=False):
                 if isinstance(event, VoicePaused):
                     found.append(
