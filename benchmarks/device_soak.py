@@ -52,9 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common.against import print_before_and_after
 from common.cut_in_outcome import words_kept
-from common.harness import spread
+from common.harness import print_measured, spread
 from common.mic_echo import RecordingCanceller, echo_lag, true_reactions
 from common.process_memory import NativeWindow, PythonGrowth, malloc_mb, memory_summary, quiet_summary, rss_mb
 from common.word_error import wer
@@ -806,7 +805,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
             return run(args, Path(folder))
 
-    print_before_and_after(args.against, __file__, sys.argv[1:], measure, args.out)
+    print_measured(__file__, args, measure)
     return 0
 
 

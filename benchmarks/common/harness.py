@@ -93,13 +93,11 @@ def with_load(measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """``measure()``'s figures with the load average before and after it, and its wall time."""
     before = load_average()
     started = time.monotonic()
-    figures = measure()
-    # a measure that times its own wall (a soak from its first turn) keeps its figure
-    return (
-        {"wall_s": round(time.monotonic() - started, 1)}
-        | figures
-        | {"load_average": {"before": before, "after": load_average()}}
-    )
+    figures = dict(measure())
+    # a measure that takes its own load or wall time (a soak from its first turn) keeps its figures
+    figures.setdefault("load_average", {"before": before, "after": load_average()})
+    figures.setdefault("wall_s", round(time.monotonic() - started, 1))
+    return figures
 
 
 def print_json(result: dict[str, Any], out: Path | None = None) -> None:
