@@ -87,8 +87,11 @@ class TimedJudge:
         return probability
 
 
-def first_request(case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None) -> tuple[int, str]:
-    """(sample at which the first request was sent, the user text it carried), with the default VAD."""
+def first_request(
+    case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None
+) -> tuple[int, str] | None:
+    """(sample at which the first request was sent, the user text it carried), with the default VAD; None
+    when none was (a listener's word alone, "uh-huh", asks nothing)."""
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
     runner, requests = listening(engine, transcriber, judge)
     for block in mic_blocks(case.signal):
@@ -96,20 +99,22 @@ def first_request(case: Case, transcriber: WhisperTranscriber, judge: TimedJudge
         if requests.sent:
             last = requests.sent[0].items[-1]
             return block.end, last.text if isinstance(last, UserText) else ""
-    raise RuntimeError(f"{case.name}: no request was sent")
+    return None
 
 
 def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudge) -> dict[str, Any]:
     into_pause: dict[str, list[str]] = {"before": [], "after": []}
     delays: dict[str, list[float]] = {"before": [], "after": []}
     saved: list[float] = []
+    no_request: list[str] = []  # left out of the figures: nothing was answered, early or late
     for case in cases:
         print(case.name, file=sys.stderr)
         judged_before = len(judge.said)
-        sent = {
-            "before": first_request(case, transcriber, None),
-            "after": first_request(case, transcriber, judge),
-        }
+        before, after = first_request(case, transcriber, None), first_request(case, transcriber, judge)
+        if before is None or after is None:
+            no_request.append(case.name)
+            continue
+        sent = {"before": before, "after": after}
         said = [round(p, 3) for p in judge.said[judged_before:]]
         for label, (at, text) in sent.items():
             if at < case.speech_end:
@@ -118,10 +123,12 @@ def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudg
                 delays[label].append((at - case.speech_end) * 1000 / ENGINE_RATE)
         if all(at >= case.speech_end for at, _ in sent.values()):
             saved.append((sent["before"][0] - sent["after"][0]) * 1000 / ENGINE_RATE)
+    runs = len(cases) - len(no_request)
     return {
-        "runs": len(cases),
+        "runs": runs,
+        "no_request": no_request,
         "answered_into_pause": {
-            label: {"count": len(cut), "rate": round(len(cut) / len(cases), 3), "runs": cut}
+            label: {"count": len(cut), "rate": round(len(cut) / runs, 3) if runs else None, "runs": cut}
             for label, cut in into_pause.items()
         },
         "end_of_speech_to_decision_ms": {
