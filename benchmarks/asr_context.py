@@ -3,46 +3,19 @@
 Whisper given the assistant's last sentence as its prompt hears an answer in the question's words
 ("Pick a card." -> "Hearts."), but it also punctuates differently: given "Sure." it wrote "Sorry." with
 a full stop at the comma pause of "Sorry, I meant on Sunday.", and the end-of-turn rule
-(voice.engine.utterances.finished) answered into the pause. This measures both sides.
+(voice.engine.utterances.finished) answered into the pause. This measures both sides, on a set of
+benchmarks/cases/hearing_sets.py (``tuning`` or ``held_out``) and unfamiliar_speech.py's questions whole and
+split by a pause, each said after an assistant reply whose text is its ``context`` (the question it answers,
+the line before it, or each of the set's TOPIC_CHANGES).
 
-Cases, for a set of benchmarks/cases/hearing_sets.py (``tuning`` or ``held_out``), each said after an
-assistant reply whose text is its ``context``:
+- ``--candidates`` (tune on ``tuning`` only): every candidate rule (a prompt form, a gate and a scope)
+  replayed on the decisions the engine makes: the VAD's pause offers of each eagerness, Smart Turn and
+  whisper at each, ``finished``; ``--cache FILE`` keeps the transcripts and judgements for the next run.
+- without it: the engine as built (its rule) beside no context, each case through the engine
+  (voice.components.make_engine with the reply in its history) in virtual time, its ASR timed.
 
-- the set's utterances (``answer``: after the question it answers; ``command``, ``repeat``, ``question``
-  and real recordings without a line before them: after each of the set's TOPIC_CHANGES, an
-  acknowledgement, a statement and a question the user does not answer; a real recording with a line
-  before it (``real``), after that line);
-- ``paused``: benchmarks/cases/unfamiliar_speech.py's questions split by a 0.40-0.50 s pause, and ``whole``:
-  its whole questions, in the set's voices (FAMILIES: TEAM.md's pools), clean and in noise, after each
-  topic change.
-
-Two ways to run:
-
-- ``--candidates`` (tune on ``tuning`` only): every candidate rule replayed on the decisions the engine
-  makes: the VAD's pause offers (quiet_vad of each eagerness), Smart Turn's probability and whisper's
-  text at each, ``finished``, the early transcript kept as the final when the utterance ends at the
-  offer, else a decode of the ended utterance. A rule is a prompt form (the sentence as said, without
-  its final punctuation, or its content words, as faster-whisper's ``hotwords`` gives them: the same
-  place before the transcript), a gate (any sentence, or one that asks the user something:
-  voice.asr.context.asks_the_user) and a scope (early and final transcript; the final only, with or
-  without a second decode when the early one is kept as the final; or early and final ending as the
-  unprompted decode does, voice.asr.context.with_ending_of). ``--cache FILE`` keeps the transcripts
-  and Smart Turn's judgements for the next run.
-- without it: the engine as built (its rule) beside no context (a transcriber that drops it), each case
-  through the engine (voice.components.make_engine with the reply in its history) in virtual time.
-
-Figures, per rule (or way), each by group (the categories, and ``topic change: KIND`` over all
-utterances after that kind of reply):
-
-- ``wer``: mean word error of the transcript the turn's last request carries (under ``auto``);
-  ``changed``: utterances whose transcript differs from no context's;
-- ``into_pause``: utterances whose first request went out 0.3 s or more before the last word ended (at
-  a pause inside the utterance), under ``auto`` and ``high``;
-- ``ended_at_short_pause``: utterances whose turn ended at the pause after the last word, not at the
-  VAD's long silence, under ``auto`` and ``high``;
-- ``extra_decodes`` (candidates): decodes beyond the engine's one per offer, on the reply's path;
-- ``asr_ms`` (engine): median and p95 of a transcription the engine gave context, with it and with it
-  dropped (load-dependent, unlike everything else here).
+Per rule (or way) and group: ``wer``, ``changed``, ``into_pause``, ``ended_at_short_pause``,
+``extra_decodes``, ``asr_ms``; benchmarks/README.md says what each means and what was chosen.
 
 Usage: python benchmarks/asr_context.py --candidates [--set tuning] [--every N] [--cache FILE]
        python benchmarks/asr_context.py --set held_out [--every N] [--out FILE]
@@ -66,7 +39,8 @@ from typing import Any
 import numpy as np
 from cases.hearing_sets import hearing_set
 from cases.unfamiliar_speech import corpus
-from common.machine import with_cpu
+from common.harness import print_json, spread
+from common.listening_engine import feed, listening, mic_blocks
 from common.word_error import wer_said
 
 from voice.asr.context import asks_the_user, prompt_from, with_ending_of
@@ -74,21 +48,16 @@ from voice.asr.guard import guarded
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
-from voice.audio.playback import PlaybackBuffer
 from voice.audio.vad import DEFAULT_BARGE_IN, VoiceActivityDetector, VoiceEnded, VoicePaused
 from voice.cancel import CancelToken
 from voice.components import make_engine, quiet_vad
-from voice.conversation.continuation import Conversation, Request
-from voice.conversation.items import ToolCall, UserText
+from voice.conversation.continuation import Conversation
+from voice.conversation.items import UserText
 from voice.engine.hold import Eagerness
-from voice.engine.inputs import MicAudio
 from voice.engine.utterances import finished
 from voice.errors import ModelError
-from voice.runtime import ActionRunner, Work
-from voice.tts.port import Synthesis
 from voice.turn_end.smart_turn import SmartTurn
 
-BLOCK = ENGINE_RATE // 50
 TAIL_S = 1.2  # silence after a hearing-set utterance: the VAD's long silence ends it
 FRAMED_TAIL = round(0.6 * ENGINE_RATE)  # hearing_sets frames a synthesized utterance with this much after it
 ABOVE_FLOOR_DB = 15.0  # a real recording's speech stands this far above its quietest frames
@@ -292,8 +261,8 @@ class Offers:
 def offers(signal: Samples, eagerness: Eagerness) -> Offers:
     vad = VoiceActivityDetector(quiet_vad(eagerness), DEFAULT_BARGE_IN)
     pauses: list[tuple[int, AudioBlock]] = []
-    for start in range(0, len(signal) - BLOCK + 1, BLOCK):
-        for event in vad.process(AudioBlock(signal[start : start + BLOCK], ENGINE_RATE, start), False):
+    for block in mic_blocks(signal):
+        for event in vad.process(block, False):
             if isinstance(event, VoicePaused):
                 pauses.append((event.sample, event.utterance))
             elif isinstance(event, VoiceEnded):
@@ -379,16 +348,6 @@ def figures(said: list[Case], outcomes: dict[str, list[Outcome]], baseline: list
     }
 
 
-def percentiles(values: list[float]) -> dict[str, float | None]:
-    ordered = sorted(values)
-    if not ordered:
-        return {"median": None, "p95": None}
-    return {
-        "median": round(statistics.median(ordered), 1),
-        "p95": round(ordered[round(0.95 * (len(ordered) - 1))], 1),
-    }
-
-
 def measure_candidates(which: str, every: int, cache: Path | None) -> dict[str, Any]:
     said = cases(which, every)
     ears = Ears(cache)
@@ -443,27 +402,6 @@ class Timed:
                 self.ms.append((time.perf_counter() - started) * 1000)
 
 
-class NoVoice:
-    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
-        raise AssertionError("no reply is streamed here")
-
-
-class Requests:
-    """A thinker that only notes the requests; no reply ever comes."""
-
-    def __init__(self) -> None:
-        self.sent: list[Request] = []
-
-    def send(self, request: Request, delay_s: float) -> None:
-        self.sent.append(request)
-
-    def stop_turn(self, turn: int, reason: str = "") -> None:
-        pass
-
-    def run_tool(self, turn: int, call: ToolCall) -> None:
-        raise AssertionError("no tools here")
-
-
 class Judge:
     def __init__(self, ears: Ears) -> None:
         self._ears = ears
@@ -478,20 +416,11 @@ def engine_run(case: Case, eagerness: Eagerness, transcriber: Transcriber, judge
     conversation.submit("Hello.")
     conversation.add_text(case.context)
     conversation.complete()
-    requests = Requests()
-    runner = ActionRunner(
-        make_engine(conversation, eagerness),
-        transcriber,
-        NoVoice(),
-        requests,
-        Work(threaded=False),
-        PlaybackBuffer(ENGINE_RATE),
-        end_of_turn=judge,
-    )
+    runner, requests = listening(make_engine(conversation, eagerness), transcriber, judge)
     sent: list[int] = []
-    for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
-        runner.feed(MicAudio(AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)))
-        sent += [start + BLOCK] * (len(requests.sent) - len(sent))
+    for block in mic_blocks(case.signal):
+        feed(runner, block)
+        sent += [block.end] * (len(requests.sent) - len(sent))
     if not requests.sent:
         return Outcome(None, False, False, 0)
     last = requests.sent[-1].items[-1]
@@ -500,6 +429,11 @@ def engine_run(case: Case, eagerness: Eagerness, transcriber: Transcriber, judge
     # the last request (the whole utterance's) went out before the VAD's long silence could end it
     short = inside <= sent[-1] < case.speech_end + round(SHORT_PAUSE_S * ENGINE_RATE)
     return Outcome(text, sent[0] < inside, short, 0)
+
+
+def median_and_p95(values: list[float]) -> dict[str, float | None]:
+    found = spread(values)
+    return {"median": found.get("p50"), "p95": found.get("p95")}
 
 
 def measure_engine(which: str, every: int) -> dict[str, Any]:
@@ -519,7 +453,7 @@ def measure_engine(which: str, every: int) -> dict[str, Any]:
         "set": which,
         "cases": {group: len(members) for group, members in groups(said).items()},
         "ways": {way: figures(said, runs, baseline) for way, runs in outcomes.items()},
-        "asr_ms": {way: percentiles(timed.ms) for way, timed in ways.items()},
+        "asr_ms": {way: median_and_p95(timed.ms) for way, timed in ways.items()},
         "load_average": round(os.getloadavg()[0], 2),
         "changed": [
             {"case": case.name, "after": case.context, "without": baseline[i].text, "with": with_.text}
@@ -541,10 +475,7 @@ def main() -> None:
         found = measure_candidates(args.set, args.every, args.cache)
     else:
         found = measure_engine(args.set, args.every)
-    printed = json.dumps(with_cpu(found), indent=2)
-    print(printed)
-    if args.out is not None:
-        args.out.write_text(printed + "\n")
+    print_json(found, args.out)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from cases.hearing_sets import hearing_set
-from common.against import print_before_and_after
+from common.harness import print_measured
 from common.word_error import insertions, wer_said
 
 from voice.asr.port import Transcriber
@@ -224,7 +224,7 @@ def main() -> None:
     sets = [s for s in args.sets.split(",") if s]
     only = [p for p in args.paths.split(",") if p]
     figures = lambda: measure(sets, args.every, args.compute_type, only)  # noqa: E731
-    print_before_and_after(args.against, __file__, sys.argv[1:], figures, args.out)
+    print_measured(__file__, args, figures)
 
 
 if __name__ == "__main__":

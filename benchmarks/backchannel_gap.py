@@ -24,14 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common.against import print_before_and_after
+from common.harness import print_measured
 from common.scenario_runs import AUDIO, ECHO_NOISE_DB, load_manifest, ms, progress, summary
 
 import voice
@@ -210,7 +209,7 @@ def main() -> int:
     parser.add_argument("--against", type=Path, help="another tree to run first, side by side")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
-    print_before_and_after(args.against, __file__, sys.argv[1:], lambda: measure(args), args.out)
+    print_measured(__file__, args, lambda: measure(args))
     return 0
 
 

@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common.against import print_before_and_after, run_against, without_against
+from common.against import run_against, without_against
+from common.harness import print_measured
 from common.machine import with_cpu
 from common.scenario_runs import (
     AUDIO,
@@ -333,7 +334,7 @@ def pulse(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="pulse-cut-") as folder:
             return pulse_trials(args, Path(folder))
 
-    print_before_and_after(args.against, __file__, sys.argv[1:], measure, args.out)
+    print_measured(__file__, args, measure)
     return 0
 
 

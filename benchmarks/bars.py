@@ -21,9 +21,10 @@ from typing import Any
 from barge_in import barge_in_reaction, echo_robustness
 from common.machine import with_cpu
 from common.scenario_runs import echo_runs, load_manifest, progress, scenario_runs
+from common.voice_parts import voice_to_voice_parts
 from memory import measure_memory
 from spoken_prefix import full_window_judge, spoken_prefix
-from voice_to_voice import realtime_runs, voice_to_voice, voice_to_voice_local_models, voice_to_voice_parts
+from voice_to_voice import realtime_runs, voice_to_voice, voice_to_voice_local_models
 
 from voice.components import load_speech_models
 

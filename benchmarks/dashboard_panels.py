@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from common.kiosk_process import KioskOutput, stop_kiosk
 from common.machine import with_cpu
-from kiosk_clients import KioskOutput
-from kiosk_cut_in_load import SCENARIO, Cycle, reply_to, talk_for
-from kiosk_soak import stop_kiosk
+from common.talking_page import SCENARIO, Cycle, reply_to, talk_for
 
 from voice.testing.loopback import free_port
 from voice.testing.stand_in_llm import StandInLlm

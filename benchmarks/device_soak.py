@@ -39,26 +39,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
-import ctypes
-import gc
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common.against import print_before_and_after
 from common.cut_in_outcome import words_kept
+from common.harness import print_measured, spread
+from common.mic_echo import RecordingCanceller, echo_lag, true_reactions
+from common.process_memory import NativeWindow, PythonGrowth, malloc_mb, memory_summary, quiet_summary, rss_mb
 from common.word_error import wer
 
 import voice
@@ -66,7 +63,6 @@ from voice.allocator import keep_malloc_flat
 from voice.audio import devices as sound_devices
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
-from voice.audio.echo import EchoCanceller
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.pulse import private_pulse
 from voice.audio.wav import read_wav
@@ -110,25 +106,6 @@ QUIET_BEFORE_SAMPLE_S = 1.0  # listening, nothing queued to play, this long: no 
 STUCK_S = 150.0  # a story that never ends (the assistant keeps restarting it) must not stall the script
 WORD_DELAY_S = 0.03
 BACKCHANNEL_SLACK_S = 3.0  # a cut this long after a backchannel's end is still put down to it
-
-
-class RecordingCanceller:
-    """Keeps what the canceller was given (raw mic and its aligned reference) for a look at their lag."""
-
-    def __init__(self, inner: EchoCanceller) -> None:
-        self.inner = inner
-        self.mic: list[Samples] = []
-        self.reference: list[Samples] = []
-
-    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
-        self.mic.append(mic.samples.copy())
-        self.reference.append(reference.samples.copy())
-        return self.inner.process(mic, reference)
-
-    def rest(self, mic: AudioBlock) -> AudioBlock:
-        self.mic.append(mic.samples.copy())
-        self.reference.append(np.zeros(mic.frames, dtype=np.float32))
-        return self.inner.rest(mic)
 
 
 class HandedOut:
@@ -178,31 +155,6 @@ class Speakers:
     @property
     def rests(self) -> int:
         return sum(getattr(speaker, "rests", 0) for speaker in self.opened)  # a tree before rests: 0
-
-
-def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
-    """Where the speaker's sound really was in the reference, every few seconds: 0 is aligned, and
-    negative means the mic heard it before the reference had it (no canceller can remove that)."""
-    mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
-    window, reach = ENGINE_RATE // 2, ENGINE_RATE // 2
-    lags = []
-    for at in range(reach, len(mic) - window - reach, round(every_s * ENGINE_RATE)):
-        heard = mic[at : at + window]
-        ref = reference[at - reach : at + window + reach]
-        if np.sqrt(np.mean(ref**2)) < 1e-3 or np.sqrt(np.mean(heard**2)) < 1e-3:
-            continue
-        corr = np.correlate(ref, heard, "valid")
-        best = int(np.argmax(np.abs(corr)))
-        strength = np.abs(corr[best]) / np.sqrt(np.sum(heard**2) * np.sum(ref[best : best + window] ** 2))
-        if strength > 0.5:
-            lags.append(
-                {
-                    "t_s": round(at / ENGINE_RATE, 1),
-                    "lag_ms": (reach - best) / 16,
-                    "strength": round(float(strength), 2),
-                }
-            )
-    return lags
 
 
 class StoryModel:
@@ -403,128 +355,6 @@ def turns_so_far(recorder: Recorder) -> int:
     return max(recorder.turns, default=0)
 
 
-def lag_of(mic: Samples, reference: Samples, at: int, reach: int = ENGINE_RATE // 4) -> int | None:
-    """Where the echo in ``mic`` just before ``at`` sits in ``reference`` (mic sample m hears reference
-    sample m - lag), or None when that stretch holds too little of the speaker's sound to tell."""
-    window = ENGINE_RATE // 2
-    start = at - window
-    if start - reach < 0 or at + reach > len(reference):
-        return None
-    heard = mic[start:at].astype(np.float64)
-    ref = reference[start - reach : at + reach].astype(np.float64)
-    if np.sqrt(np.mean(heard**2)) < 1e-3:
-        return None
-    corr = np.correlate(ref, heard, "valid")
-    energy = np.cumsum(np.concatenate(([0.0], ref**2)))
-    norm = np.sqrt(np.maximum(energy[window:] - energy[:-window], 1e-12) * np.sum(heard**2))
-    scores = np.abs(corr) / norm[: len(corr)]
-    best = int(np.argmax(scores))
-    return reach - best if scores[best] > 0.5 else None
-
-
-ECHO_WINDOW = ENGINE_RATE // 100  # 10 ms: how finely the end of the reply's echo is found
-
-
-def speaker_lag(mic: Samples, speaker: Samples, at: int) -> tuple[int, float] | None:
-    """Where the speaker's sound sits in the mic in the second before ``at`` (mic sample m hears speaker
-    sample m - lag) and its gain there, or None when that second holds too little of it to tell."""
-    window, reach = ENGINE_RATE, ENGINE_RATE
-    if at - window < 0:
-        return None
-    heard = mic[at - window : at].astype(np.float64)
-    lo = max(0, at - window - reach)
-    ref = speaker[lo:at].astype(np.float64)
-    if len(ref) < window or np.sqrt(np.mean(heard**2)) < 1e-3:
-        return None
-    size = 1 << (len(ref) + window).bit_length()
-    corr = np.fft.irfft(np.fft.rfft(ref, size) * np.conj(np.fft.rfft(heard, size)), size)[
-        : len(ref) - window + 1
-    ]
-    energy = np.cumsum(np.concatenate(([0.0], ref**2)))
-    scores = corr / np.sqrt(np.maximum(energy[window:] - energy[:-window], 1e-12) * np.sum(heard**2))
-    best = int(np.argmax(scores))
-    if scores[best] < 0.5:
-        return None
-    lag = at - window - (lo + best)
-    echo = ref[best : best + window]
-    return lag, float(np.dot(heard, echo) / max(np.dot(echo, echo), 1e-12))
-
-
-def echo_end(mic: Samples, speaker: Samples, lag: int, gain: float, cut: int) -> int | None:
-    """The mic sample just after the reply's echo was last heard, from a little before ``cut`` to half a
-    second after it: the last two 10 ms windows in a row whose mic holds the speaker's sound (projected
-    on it, more than half of it), judged in the mic itself, so audio silenced in the device is not heard."""
-    last, before = None, False
-    for at in range(max(lag, cut - ENGINE_RATE // 4), min(len(mic), cut + ENGINE_RATE // 2), ECHO_WINDOW):
-        echo = speaker[at - lag : at - lag + ECHO_WINDOW].astype(np.float64) * gain
-        heard = mic[at : at + ECHO_WINDOW].astype(np.float64)
-        loud = len(echo) == ECHO_WINDOW and np.sqrt(np.mean(echo**2)) > 3e-3
-        present = loud and float(np.dot(heard, echo)) > 0.5 * float(np.dot(echo, echo))
-        if present and before:
-            last = at + ECHO_WINDOW
-        before = present
-    return last
-
-
-def true_reactions(
-    script: Script,
-    canceller: RecordingCanceller,
-    manifest: dict[str, dict[str, Any]],
-    cuts: list[int],
-    speaker: Samples,
-    heard_to: dict[int, int | None],
-) -> list[dict[str, Any]]:
-    """Each cut-in measured in what the mic really captured: the WAV found in it by correlation (its
-    speech onset), the block where the engine paused the reply for it (``cuts``, mic clock), and the last
-    of the reply's sound reaching the mic (the reference's last sound within half a second, moved by the
-    lag the echo really had). ``queued_ms`` is the audio still played after the block that paused it.
-
-    ``end`` is where the reply's echo is last heard in the mic itself (:func:`echo_end`, against all
-    the speaker was handed); the ``_ref`` figures take the last sound of the canceller's reference
-    instead. ``heard_gap_ms``: how much of the reply reached the mic beyond what the buffer counts as
-    played (by ``heard_to``, the speaker clock just after its last played sample, 0.3 s after the
-    pause): positive is heard but not counted, negative counted but never heard."""
-    mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
-    rate, rows = ENGINE_RATE, list[dict[str, Any]]()
-    for play in (p for p in script.played if p.interruption):
-        wav = read_wav(AUDIO / play.wav).samples.astype(np.float64)
-        lo, hi = max(0, play.clock - rate // 2), min(len(mic), play.clock + 3 * rate + len(wav))
-        if hi - lo <= len(wav):
-            continue
-        seen = mic[lo:hi].astype(np.float64)
-        size = 1 << (len(seen) + len(wav)).bit_length()
-        corr = np.fft.irfft(np.fft.rfft(seen, size) * np.conj(np.fft.rfft(wav, size)), size)
-        corr = corr[: len(seen) - len(wav) + 1]  # corr[k] pairs wav[n] with seen[k + n]
-        energy = np.cumsum(np.concatenate(([0.0], seen**2)))
-        windows = energy[len(wav) :] - energy[: -len(wav)]
-        scores = np.abs(corr) / np.sqrt(np.maximum(windows, 1e-12) * np.sum(wav**2))
-        found = lo + int(np.argmax(scores))
-        onset = found + round(manifest[play.wav]["start_s"] * rate)
-        cut = next((c for c in cuts if c > onset), None)
-        if cut is None or cut - onset > 2 * rate:
-            rows.append({"wav": play.wav, "match": round(float(scores.max()), 2), "cut": None})
-            continue
-        lag = lag_of(mic, reference, onset)
-        # a false barge-in resumes the reply, a cut-in's answer begins, well over half a second later
-        sound = np.flatnonzero(np.abs(reference[: cut + rate // 2]) > 1e-3)
-        end_ref = None if lag is None or not len(sound) else int(sound[-1]) + lag
-        found_lag = speaker_lag(mic, speaker, onset)
-        end = None if found_lag is None else echo_end(mic, speaker, *found_lag, cut)
-        counted = heard_to.get(cut)
-        gap = None if end is None or found_lag is None or counted is None else end - found_lag[0] - counted
-        ms = lambda samples: None if samples is None else round(samples * 1000 / rate)  # noqa: E731
-        rows.append({
-            "wav": play.wav, "match": round(float(scores.max()), 2), "echo_lag_ms": ms(lag),
-            "detection_ms": ms(cut - onset),
-            "queued_ms": ms(None if end is None else end - cut),
-            "reaction_ms": ms(None if end is None else end - onset),
-            "queued_ref_ms": ms(None if end_ref is None else end_ref - cut),
-            "reaction_ref_ms": ms(None if end_ref is None else end_ref - onset),
-            "heard_gap_ms": ms(gap),
-        })  # fmt: skip
-    return rows
-
-
 def block_summary(block_ms: np.ndarray[Any, np.dtype[np.float64]]) -> dict[str, float]:
     """Time to handle one mic block (AEC, VAD, engine, log), over the blocks kept."""
     return {
@@ -532,190 +362,6 @@ def block_summary(block_ms: np.ndarray[Any, np.dtype[np.float64]]) -> dict[str, 
         "p50": round(float(np.percentile(block_ms, 50)), 2),
         "p95": round(float(np.percentile(block_ms, 95)), 2),
         "max": round(float(block_ms.max()), 2),
-    }
-
-
-class MallInfo2(ctypes.Structure):
-    """glibc's struct mallinfo2: what malloc holds, over all its arenas."""
-
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-                     "fordblks", "keepcost")
-    ]  # fmt: skip
-
-
-def malloc_mb() -> dict[str, float]:
-    """glibc malloc in MB: in use, free but kept in the arenas' heaps, and in mmapped chunks.
-
-    Free memory that grows while in-use memory does not is fragmentation, not a leak."""
-    libc = ctypes.CDLL(None)
-    libc.mallinfo2.restype = MallInfo2
-    info = libc.mallinfo2()
-    mb = 1 << 20
-    return {
-        "in_use": round(info.uordblks / mb, 1),
-        "free_in_heaps": round(info.fordblks / mb, 1),
-        "mmapped": round(info.hblkhd / mb, 1),
-        "python_blocks_k": round(sys.getallocatedblocks() / 1000, 1),
-    }
-
-
-def memory_summary(
-    rss: list[list[float]], malloc: list[dict[str, float]], settle_s: float
-) -> dict[str, float | None]:
-    """RSS and malloc's in-use and kept memory once settled, at the end, and how much they grew between."""
-    settled = [mb for at, mb in rss if at >= settle_s]
-    after = [m for m in malloc if m["t_s"] >= settle_s]
-    if not settled or not after:
-        return {"rss_settled": None}
-    return {
-        "settle_s": settle_s,
-        "rss_settled": settled[0],
-        "rss_end": settled[-1],
-        "rss_growth": settled[-1] - settled[0],
-        "rss_median": statistics.median(settled),
-        "rss_max": max(settled),
-        "in_use_settled": after[0]["in_use"],
-        "in_use_end": after[-1]["in_use"],
-        "in_use_growth": round(after[-1]["in_use"] - after[0]["in_use"], 1),
-        "free_in_heaps_median": statistics.median(m["free_in_heaps"] for m in after),
-        "free_in_heaps_end": after[-1]["free_in_heaps"],
-        "python_blocks_k_growth": round(after[-1]["python_blocks_k"] - after[0]["python_blocks_k"], 1),
-    }
-
-
-class PythonGrowth:
-    """What grew in Python between a first tracemalloc snapshot and later ones, by line of the code that
-    allocated it, and which kinds of live objects grew in number (a thread samples them as the soak runs)."""
-
-    def __init__(self, first_s: float, every_s: float, frames: int = 8, top: int = 15) -> None:
-        self._first_s, self._every_s, self._frames, self._top = first_s, every_s, frames, top
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="python-growth", daemon=True)
-        self.reports: list[dict[str, Any]] = []
-
-    def start(self) -> None:
-        tracemalloc.start(self._frames)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join()
-        tracemalloc.stop()
-
-    def _run(self) -> None:
-        began = time.monotonic()
-        if self._stopped.wait(self._first_s):
-            return
-        first, first_types = self._snapshot(), object_counts()
-        while not self._stopped.wait(self._every_s):
-            diff = self._snapshot().compare_to(first, "traceback")
-            types = object_counts()
-            grown = sorted(((types[k] - first_types.get(k, 0), k) for k in types), reverse=True)[: self._top]
-            report = {
-                "t_s": round(time.monotonic() - began),
-                "traced_mb": round(tracemalloc.get_traced_memory()[0] / (1 << 20), 1),
-                "top": [
-                    {
-                        "kb": round(stat.size_diff / 1024, 1),
-                        "count": stat.count_diff,
-                        "where": [
-                            f"{f.filename.split('/site-packages/')[-1]}:{f.lineno}" for f in stat.traceback
-                        ][-8:],
-                    }
-                    for stat in diff[: self._top]
-                ],
-                "objects": {name: count for count, name in grown if count > 0},
-            }
-            self.reports.append(report)
-            print(
-                f"python growth at {report['t_s']} s: {json.dumps(report, indent=1)}",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def _snapshot(self) -> tracemalloc.Snapshot:
-        return tracemalloc.take_snapshot().filter_traces(
-            (tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, __file__))
-        )
-
-
-class NativeWindow:
-    """memray (not a dependency of voice: pip install memray) records every allocation, native ones with
-    their C stacks, from ``first_s`` to ``last_s`` into ``path``; ``memray flamegraph --leaks`` then shows
-    what was allocated in that window and never freed."""
-
-    def __init__(self, path: Path, first_s: float, last_s: float) -> None:
-        self._path, self._first_s, self._last_s = path, first_s, last_s
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="native-window", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        import memray
-
-        if self._stopped.wait(self._first_s):
-            return
-        self._path.unlink(missing_ok=True)
-        with memray.Tracker(self._path, native_traces=True):
-            print(f"memray records into {self._path}", file=sys.stderr, flush=True)
-            self._stopped.wait(self._last_s - self._first_s)
-        print("memray stopped", file=sys.stderr, flush=True)
-
-
-def object_counts() -> collections.Counter[str]:
-    """Live objects the garbage collector tracks, by type."""
-    return collections.Counter(type(o).__qualname__ for o in gc.get_objects())
-
-
-def quiet_summary(quiet: list[list[float]], settle_s: float) -> dict[str, float | int | None]:
-    """RSS taken while listening with nothing in flight, once settled: the line single samples swing around.
-
-    A sample taken mid-transcription or mid-synthesis holds that call's buffers (up to about 130 MB)."""
-    settled = [(at, mb) for at, mb in quiet if at >= settle_s]
-    if len(settled) < 2:
-        return {"samples": len(settled)}
-    times = np.array([at for at, _ in settled]) / 60
-    mbs = np.array([mb for _, mb in settled])
-    slope = float(np.polyfit(times, mbs, 1)[0])  # MB a minute, least squares
-    tenth = max(1, len(settled) // 10)
-    return {
-        "samples": len(settled),
-        "settled": mbs[0].item(),
-        "end": mbs[-1].item(),
-        "growth": round((mbs[-1] - mbs[0]).item(), 1),
-        "median_first_tenth": round(float(np.median(mbs[:tenth])), 1),
-        "median_last_tenth": round(float(np.median(mbs[-tenth:])), 1),
-        "least_squares_growth": round(slope * float(times[-1] - times[0]), 1),
-        "min": mbs.min().item(),
-        "max": mbs.max().item(),
-    }
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def summary(values: list[float]) -> dict[str, Any]:
-    if not values:
-        return {"n": 0}
-    ordered = sorted(values)
-    return {
-        "n": len(values),
-        "min": round(ordered[0], 1),
-        "p50": round(statistics.median(ordered), 1),
-        "p95": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1),
-        "max": round(ordered[-1], 1),
     }
 
 
@@ -785,7 +431,7 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
             "turns_per_expected": round(len(turns) / len(plays), 2),
             "self_interruptions": len(selfcut),
             "interruptions_that_cut": sum(r["reaction_ms"] is not None for r in rows if r["phase"] == phase),
-            "reaction_ms": summary(
+            "reaction_ms": spread(
                 [r["reaction_ms"] for r in rows if r["phase"] == phase and r["reaction_ms"] is not None]
             ),
             "false_barge_ins": sum(t.false_barge_ins for t in turns),
@@ -801,7 +447,7 @@ def analyse(script: Script, manifest: dict[str, dict[str, Any]], alone: dict[str
         "interruptions_played": len(rows),
         "interruption_wer": round(statistics.fmean(r["wer"] for r in rows), 3) if rows else None,
         "interruption_wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3) if rows else None,
-        "reaction_ms": summary(reactions),
+        "reaction_ms": spread(reactions),
         "onset_delay_ms": round(delay * 1000 / rate, 1),
         "heard_without_a_wav": unprompted[:30],
         "interruptions": rows,
@@ -828,7 +474,7 @@ def cut_in_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "extra_words": sum(r["extra_words"] for r in rows),
         "wer": round(statistics.fmean(r["wer"] for r in rows), 3),
         "wer_alone": round(statistics.fmean(r["wer_alone"] for r in rows), 3),
-        "reaction_ms": summary([r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]),
+        "reaction_ms": spread([r["reaction_ms"] for r in rows if r["reaction_ms"] is not None]),
     }
 
 
@@ -885,7 +531,7 @@ def backchannel_outcomes(
             if (last := last_play(at)) is not None and last.phase == "backchannels"
         ],
         "input_backchannel_events": script.watch.backchannels,
-        "pause_to_resume_ms": summary([float(ms) for ms in pauses]),
+        "pause_to_resume_ms": spread([float(ms) for ms in pauses]),
     }
 
 
@@ -1024,7 +670,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         block_s = np.zeros(BLOCK_TIMES_KEPT)  # allocated before the start RSS: the soak must not grow itself
         blocks = [0]
         growth = (
-            PythonGrowth(args.trace_from_min * 60, args.trace_every_min * 60)
+            PythonGrowth(__file__, args.trace_from_min * 60, args.trace_every_min * 60)
             if args.trace_every_min
             else None
         )
@@ -1071,7 +717,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         )
         if args.true_reaction and isinstance(canceller, RecordingCanceller):
             assert handed_out is not None
-            rows = true_reactions(script, canceller, manifest, cuts, handed_out.signal(), heard_to)
+            cut_ins = [(play.wav, play.clock) for play in script.played if play.interruption]
+            rows = true_reactions(cut_ins, canceller, manifest, cuts, handed_out.signal(), heard_to)
             keys = (
                 "reaction_ms",
                 "detection_ms",
@@ -1081,7 +728,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 "heard_gap_ms",
             )
             result["true_reaction"] = {
-                key: summary([row[key] for row in rows if row.get(key) is not None]) for key in keys
+                key: spread([row[key] for row in rows if row.get(key) is not None]) for key in keys
             } | {"interruptions": rows}
         return result
 
@@ -1158,7 +805,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="device-soak-") as folder:
             return run(args, Path(folder))
 
-    print_before_and_after(args.against, __file__, sys.argv[1:], measure, args.out)
+    print_measured(__file__, args, measure)
     return 0
 
 

@@ -22,13 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common.against import print_before_and_after
+from common.harness import print_measured
 from common.scenario_runs import SCENARIOS, progress
 
 from voice.audio.block import ENGINE_RATE
@@ -143,7 +142,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="also write the JSON there")
     parser.add_argument("--against", type=Path, help="another source tree to measure first, for before/after")
     args = parser.parse_args()
-    print_before_and_after(args.against, __file__, sys.argv[1:], lambda: measure(args.noisy), args.out)
+    print_measured(__file__, args, lambda: measure(args.noisy))
     return 0
 
 

@@ -1,38 +1,19 @@
 """Listening idle: what the assistant costs while nobody talks (docs/architecture.md §5), and where it goes.
 
-Modes (each prints one JSON object; progress goes to stderr), by what listens:
+Modes (each prints one JSON object; progress goes to stderr), by what listens; benchmarks/README.md says
+what each figure means:
 
-- ``chat``: the real assistant. Starts a private PulseAudio with a null sink, runs ``python -m voice chat``
-  on it (tiny.en, joe-medium, AEC, the embedded llama.cpp server), waits for its "listening" line, lets it
-  settle, then samples the ``voice chat`` process alone (not the LLM server it starts) while nothing plays:
-
-  - ``cpu_percent_of_one_core``: utime + stime from /proc/PID/stat, the median of 1-second windows and the
-    average over the whole listen; ``busiest_threads`` splits the average by thread (/proc/PID/task), and
-    ``by_thread`` by kind: ``main`` (the mic loop: echo path, VAD, engine), ``python`` (PortAudio's mic and
-    speaker callbacks, workers), ``threaded-ml`` (libpulse), with each kind's wake-ups per second.
-    ``cpu_percent`` counts clock ticks, which charge a whole tick to a thread woken on one; ``run_percent``
-    (and ``run_average``) is the scheduler's exact run time from /proc/PID/task/TID/schedstat.
-  - ``rss_mb`` / ``peak_rss_mb``: VmRSS at the end of the listen and VmHWM (the peak since start).
-  - ``bars_met``: the average against < 5 % of one core; RSS and peak RSS against < 600 MB.
-  - With ``--scrape-interval S``, `voice chat` serves its metrics (``--metrics-port``) and they are fetched
-    every S seconds while it listens, as Prometheus would (``scrapes``: how many, their median time).
-
+- ``chat``: ``python -m voice chat`` (tiny.en, joe-medium, AEC, the embedded llama.cpp server) on a private
+  PulseAudio null sink, sampled alone from /proc once it listens and has settled, while nothing plays: its
+  CPU in % of one core (clock ticks in 1-second windows and over the listen; the scheduler's exact run time),
+  by thread and by kind of thread with their wake-ups, its RSS and peak RSS, and ``bars_met``. With
+  ``--scrape-interval S`` its metrics are served and fetched every S seconds, as Prometheus would.
   ``--against TREE`` alternates TREE's voice package and this one, ``--rounds`` times each, on the same
   sound server: on a shared machine only runs side by side in time compare.
-
-- ``streams``: the sound streams by themselves on a private PulseAudio null sink, the floor under
-  ``chat``, and what PulseAudio's own API would cost instead. Each case runs in a process of its own,
-  settles, and is measured from /proc for ``--seconds``: the run time of all its threads (schedstat) in %
-  of one core and their wake-ups a second. ``--rounds`` alternate the cases, so that a busy machine weighs
-  on all of them alike; the medians are reported.
-
-  - ``portaudio_mic`` / ``portaudio_speaker``: a PortAudio stream as voice/audio/devices.py opens it (ALSA's
-    pulse plugin, 16 kHz mono float32, ``--block-ms`` blocks, latency "low") whose callback does nothing
-    but hand the speaker silence: PortAudio's callback thread and libpulse's thread, no Python work.
-  - ``portaudio_speaker_rested``: the same speaker, started and then stopped, as a resting speaker is.
-  - ``pulse_record_{N}ms`` / ``pulse_playback``: PulseAudio's own client tools (``parec`` / ``pacat``),
-    which use libpulse directly, recording with N ms fragments and playing silence with a 120 ms buffer
-    taking ``--block-ms`` at a time: the floor of a mic or speaker that left PortAudio and ALSA for libpulse.
+- ``streams``: the sound streams by themselves, the floor under ``chat``: a PortAudio mic, speaker and rested
+  speaker as voice/audio/devices.py opens them, and PulseAudio's own ``parec`` / ``pacat``, each in a
+  process of its own, its threads' run time and wake-ups over ``--seconds``; ``--rounds`` alternate the
+  cases, so that a busy machine weighs on all of them alike; the medians are reported.
 
 Usage: python benchmarks/idle.py chat [--listen-seconds 30] [--settle-seconds 5] [--rounds 1]
        [--against TREE] [--scrape-interval S] [--wake-word NAME]   (about 1 minute a round)
@@ -43,7 +24,6 @@ Usage: python benchmarks/idle.py chat [--listen-seconds 30] [--settle-seconds 5]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import queue
 import statistics
@@ -55,7 +35,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from common.machine import with_cpu
+from common.harness import print_json, with_load
+from common.process_cpu import TICKS_PER_SECOND, cpu_ticks, run_ns_and_wakeups, thread_ticks
+from common.process_memory import status_kb
 from common.scraper import Scraper
 
 from voice.audio.block import ENGINE_RATE
@@ -68,7 +50,6 @@ from voice.testing.loopback import free_port
 BARS = {"cpu_percent_of_one_core": 5.0, "rss_mb": 600.0}
 STARTUP_TIMEOUT_S = 120.0  # whisper, piper and the embedded LLM server load before "listening"
 STOP_TIMEOUT_S = 15.0
-TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 BUSIEST_THREADS = 5
 
 
@@ -95,49 +76,12 @@ def wait_until_listening(process: subprocess.Popen[str], lines: queue.Queue[str 
             return time.monotonic() - began
 
 
-def wakeups(status_path: Path) -> int:
-    """Voluntary context switches of a thread: the times it slept and was woken."""
-    for line in status_path.read_text().splitlines():
-        if line.startswith("voluntary_ctxt_switches:"):
-            return int(line.split()[1])
-    return 0
-
-
-def cpu_ticks(stat_path: Path) -> int:
-    """utime + stime in clock ticks from a /proc stat file (fields 14 and 15; comm may hold spaces)."""
-    fields = stat_path.read_text().rpartition(")")[2].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def run_ns(schedstat_path: Path) -> int:
-    """Nanoseconds a thread ran, as the scheduler counts them (exact, unlike sampled ticks)."""
-    return int(schedstat_path.read_text().split()[0])
-
-
-def thread_ticks(pid: int) -> dict[str, tuple[int, int, int]]:
-    """CPU ticks, run nanoseconds and wake-ups of every live thread of ``pid``, keyed "tid name"."""
-    ticks = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
-            ticks[f"{task.name} {name}"] = (
-                cpu_ticks(task / "stat"),
-                run_ns(task / "schedstat"),
-                wakeups(task / "status"),
-            )
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # the thread ended between listing and reading
-    return ticks
-
-
 def memory_mb(pid: int) -> dict[str, float]:
     """VmRSS and VmHWM of ``pid`` in MB."""
-    values = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            values[key] = round(int(rest.split()[0]) / 1024, 1)
-    return {"rss_mb": values["VmRSS"], "peak_rss_mb": values["VmHWM"]}
+    return {
+        "rss_mb": round((status_kb(pid, "VmRSS") or 0) / 1024, 1),
+        "peak_rss_mb": round((status_kb(pid, "VmHWM") or 0) / 1024, 1),
+    }
 
 
 def sample_cpu(process: subprocess.Popen[str], seconds: int) -> dict[str, Any]:
@@ -306,15 +250,11 @@ def chat(args: argparse.Namespace) -> int:
                         args.wake_word,
                     )
                     runs[tree].append(with_bars(result))
-    if args.against is None and args.rounds == 1:
-        print(json.dumps(with_cpu(runs[here][0]), indent=2))
-    elif args.against is None:
-        print(json.dumps(with_cpu(side_by_side(runs[here])), indent=2))
+    if args.against is None:
+        print_json(runs[here][0] if args.rounds == 1 else side_by_side(runs[here]))
     else:
         before, after = side_by_side(runs[args.against]), side_by_side(runs[here])
-        print(
-            json.dumps(with_cpu({"before": {"tree": str(args.against), **before}, "after": after}), indent=2)
-        )
+        print_json({"before": {"tree": str(args.against), **before}, "after": after})
     return 0
 
 
@@ -344,20 +284,6 @@ if rest:
 while True:
     time.sleep(3600)
 """
-
-
-def run_ns_and_wakeups(pid: int) -> tuple[int, int]:
-    """Run nanoseconds and voluntary context switches of all of ``pid``'s threads now."""
-    ns = wakeups = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            ns += int((task / "schedstat").read_text().split()[0])
-            for line in (task / "status").read_text().splitlines():
-                if line.startswith("voluntary_ctxt_switches:"):
-                    wakeups += int(line.split()[1])
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return ns, wakeups
 
 
 def measure_stream(command: list[str], env: dict[str, str], seconds: float) -> dict[str, float]:
@@ -402,7 +328,12 @@ def stream_cases(args: argparse.Namespace) -> dict[str, list[str]]:
 
 
 def streams(args: argparse.Namespace) -> int:
-    load_start = os.getloadavg()
+    print_json(with_load(lambda: stream_floor(args)))
+    return 0
+
+
+def stream_floor(args: argparse.Namespace) -> dict[str, Any]:
+    """Every stream case, ``args.rounds`` times alternating; the medians and each run."""
     rows: dict[str, list[dict[str, float]]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="stream-floor-") as folder,
@@ -422,12 +353,7 @@ def streams(args: argparse.Namespace) -> int:
         for name, runs in rows.items()
     }
     result["block_ms"] = args.block_ms
-    result["load_average"] = {
-        "start": [round(x, 2) for x in load_start],
-        "end": [round(x, 2) for x in os.getloadavg()],
-    }
-    print(json.dumps(with_cpu(result), indent=2))
-    return 0
+    return result
 
 
 def main() -> int:

@@ -22,40 +22,25 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from common.against import run_against, without_against
-from common.machine import with_cpu
-from kiosk_soak import children_of, rss_kb, stop_kiosk
+from common.harness import common_options, print_measured
+from common.kiosk_process import KioskOutput, children_of, fds, kiosk_closes, rss_kb, stop_kiosk
+from common.talking_page import closed_as
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 SAMPLE_EVERY_S = 30.0
 TALK_EVERY_S = 5.0
 QUIET_S = 3.0  # after the misbehaving clients stop, what is in flight reaches the watchers
-CLOSING = re.compile(r"voice kiosk: closing a client \((\d+)\): (.*)")
-
-
-def fds(pid: int) -> int | None:
-    try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return None
-
-
-def closed_as(closed: ConnectionClosed) -> str:
-    return "no close frame" if closed.rcvd is None else f"{closed.rcvd.code} {closed.rcvd.reason}"
 
 
 @dataclass
@@ -297,66 +282,15 @@ async def run(port: int, pid: int, seconds: float, watchers_wanted: int) -> dict
     }
 
 
-class KioskOutput:
-    """A kiosk's output read on a thread: each line with when it came, and the port it says it serves."""
-
-    def __init__(self, kiosk: subprocess.Popen[str], ready_line: str | None = None) -> None:
-        """Ready once the port is known, or once a line containing ``ready_line`` comes if given."""
-        self.lines: list[tuple[float, str]] = []
-        self._port: list[int] = []
-        self._ready = threading.Event()
-        self._ready_line = ready_line
-        self._reader = threading.Thread(target=self._read, args=(kiosk,), daemon=True)
-        self._reader.start()
-
-    def _read(self, kiosk: subprocess.Popen[str]) -> None:
-        assert kiosk.stdout is not None
-        for line in kiosk.stdout:
-            self.lines.append((time.monotonic(), line.rstrip("\n")))
-            found = re.match(r"kiosk: http://[^ ]+:(\d+)/", line)
-            if found:
-                self._port.append(int(found.group(1)))
-            if (found and self._ready_line is None) or (self._ready_line and self._ready_line in line):
-                self._ready.set()
-        self._ready.set()
-
-    def port(self, timeout: float) -> int:
-        """The port once ready; exits with what the kiosk said if it never served one."""
-        self._ready.wait(timeout)
-        if not self._port:
-            raise SystemExit("voice kiosk did not start: " + " | ".join(line for _, line in self.lines))
-        return self._port[0]
-
-    def join(self) -> None:
-        self._reader.join(5)
-
-
-def kiosk_closes(lines: list[tuple[float, str]], started: float) -> dict[str, Any]:
-    """What the kiosk said it closed, by code and reason, and when the first of each was."""
-    closes: Counter[str] = Counter()
-    first: dict[str, float] = {}
-    for at, line in lines:
-        found = CLOSING.search(line)
-        if found:
-            key = f"{found.group(1)} {found.group(2)}"
-            closes[key] += 1
-            first.setdefault(key, round(at - started, 1))
-    return {"count": dict(closes), "first_at_s": first}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=300.0)
     parser.add_argument("--watchers", type=int, default=50)
     parser.add_argument("--llm-url", help="an OpenAI-compatible server instead of the embedded model")
     parser.add_argument("--llm-model")
-    parser.add_argument("--against", type=Path, help="run on this tree's voice package first")
+    common_options(parser, out=False)
     args = parser.parse_args()
-    if args.against is not None:
-        before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-        print(json.dumps(with_cpu({"before": before, "after": measure(args)}), indent=2))
-        return
-    print(json.dumps(with_cpu(measure(args)), indent=2))
+    print_measured(__file__, args, lambda: measure(args))
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

@@ -48,8 +48,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from common.against import run_against, without_against
-from common.machine import with_cpu
+from common.harness import common_options, print_measured
+from common.kiosk_process import children_of, fds, rss_kb, stop_kiosk
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -78,44 +78,6 @@ signal.signal(signal.SIGUSR1, dump)
 sys.argv = ["voice", *sys.argv[1:]]
 runpy.run_module("voice", run_name="__main__", alter_sys=True)
 """
-
-
-def rss_kb(pid: int) -> int | None:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    found = re.search(r"VmRSS:\s+(\d+) kB", status)
-    return int(found.group(1)) if found else None
-
-
-def fds(pid: int) -> int | None:
-    try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return None
-
-
-def stop_kiosk(kiosk: subprocess.Popen[str]) -> int:
-    """SIGTERM, as a user's Ctrl-C; killed if it has not exited 30 s later. Its exit code."""
-    kiosk.send_signal(signal.SIGTERM)
-    try:
-        return kiosk.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        kiosk.kill()
-        return kiosk.wait()
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
 
 
 class Soak:
@@ -338,19 +300,9 @@ def main() -> None:
     parser.add_argument(
         "--tracemalloc", action="store_true", help="report the kiosk's grown Python allocations"
     )
-    parser.add_argument("--out", type=Path, help="write the JSON here too")
-    parser.add_argument("--against", type=Path, help="run on this tree's voice package first")
+    common_options(parser)
     args = parser.parse_args()
-    if args.against is not None:
-        before = run_against(args.against, __file__, without_against(sys.argv[1:]))
-        report: dict[str, Any] = {"before": before, "after": measure(args)}
-    else:
-        report = measure(args)
-    text = json.dumps(with_cpu(report), indent=2)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-    print(text)
+    print_measured(__file__, args, lambda: measure(args))
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

@@ -28,13 +28,12 @@ import argparse
 import contextlib
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from common.against import print_before_and_after
+from common.harness import print_measured
 from common.scenario_runs import (
     SCENARIOS,
     Run,
@@ -182,7 +181,7 @@ def servers(args: argparse.Namespace) -> int:
         result["load_average"] = {"start": load_start[0], "end": os.getloadavg()[0]}
         return result
 
-    print_before_and_after(args.against, __file__, sys.argv[1:], measure_ways, args.out)
+    print_measured(__file__, args, measure_ways)
     return 0
 
 

@@ -39,12 +39,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from common.kiosk_process import KioskOutput, stop_kiosk
 from common.machine import with_cpu
+from common.process_cpu import cpu_seconds, thread_run_ns
 from common.scraper import Scraper
+from common.talking_page import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk_for
 from idle import measure as measure_idle
-from kiosk_clients import KioskOutput
-from kiosk_cut_in_load import COLD_CYCLES, SCENARIO, Cycle, reply_to, talk_for
-from kiosk_soak import stop_kiosk
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -101,18 +101,6 @@ class Collector:
         self._server.server_close()
 
 
-def thread_run_ns(pid: int) -> dict[str, int]:
-    """Scheduler run time of each thread of ``pid``, summed by thread name ("main" for the main thread)."""
-    found: dict[str, int] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
-            found[name] = found.get(name, 0) + int((task / "schedstat").read_text().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return found
-
-
 def percentiles(values: list[float]) -> dict[str, Any]:
     ordered = sorted(values)
     return {
@@ -143,11 +131,12 @@ def kiosk_round(mode: str, seconds: float, scrape_interval: float, folder: Path)
             port = output.port(600)
             if mode == "on":
                 scraper = Scraper(f"http://127.0.0.1:{port}/metrics", scrape_interval)
-            threads_before, cpu_before, began = thread_run_ns(kiosk.pid), _cpu_s(kiosk.pid), time.monotonic()
+            threads_before, cpu_before = thread_run_ns(kiosk.pid), cpu_seconds(kiosk.pid)
+            began = time.monotonic()
             cycles: list[Cycle] = []
             asyncio.run(talk_for(f"ws://127.0.0.1:{port}/ws", seconds, cycles))
             span = time.monotonic() - began
-            threads_after, cpu_after = thread_run_ns(kiosk.pid), _cpu_s(kiosk.pid)
+            threads_after, cpu_after = thread_run_ns(kiosk.pid), cpu_seconds(kiosk.pid)
         finally:
             scraped = scraper.close() if scraper is not None else None
             exit_code = stop_kiosk(kiosk)
@@ -178,11 +167,6 @@ def kiosk_round(mode: str, seconds: float, scrape_interval: float, folder: Path)
         "exit_code": exit_code,
         "load_average_1": round(os.getloadavg()[0], 2),
     }
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def per_event_us(repeats: int = 2000) -> dict[str, float]:

@@ -1,59 +1,19 @@
 """End-of-turn detection: what Smart Turn costs, how often it answers into a pause, and what it saves.
 
-Each speech fixture in audio/manifest.json, and each of them again with a 0.45 s pause put between two
-of its words (at every word boundary whisper finds; its timings are rough, so a few pauses fall inside
-a word), goes through the real VAD, whisper and engine in
-virtual time, once with the fixed 600 ms silence (``before``) and once with Smart Turn asked at the
-200 ms pause (``after``).
+Three ways to run; benchmarks/README.md says what each figure means:
 
-- ``cost_ms``: SmartTurn.probability_complete on every utterance it judged (features + model), median
-  and p95, one onnxruntime thread.
-- ``answered_into_pause``: runs whose first request was sent before the user's last word (the turn was
-  ended at a pause inside the utterance), before and after, over the fixtures as recorded and over the
-  fixtures with a pause put in.
-- ``end_of_speech_to_decision_ms``: from the end of the user's last word to the request (the end of the
-  turn), median before and after over the runs that were not cut, and the median saving per run.
-  Virtual time: whisper's own cost is not in it (it runs while the silence is waited out).
-- ``heard_into_pause``: the same runs through the whole room in virtual time, with a scripted LLM whose
-  reply is there at once (the worst case: ASR and the model cost no time there, so a wrong early end
-  plays as soon as it can): runs where reply audio started before the user's last word (``count``),
-  ``requests`` answered and ``discarded`` ones. A turn ended at a mid-sentence pause whose reply had not
-  played yet is discarded when the user goes on, and the utterance continues as one, so the user hears
-  no answer into the pause; that is why this can be lower than ``answered_into_pause``.
-- ``judgements``: Smart Turn's probability and whisper's text at each judged pause of the recorded
-  fixtures, to see why a turn did or did not end early.
-
-``--set tuning`` or ``--set held_out`` measures instead on that set of benchmarks/cases/hearing_sets.py
-(``turns``: whole questions and requests in voices the project was not tuned on, the same said with a
-0.40-0.50 s pause, real recordings whole and with a pause), beside the project's own speech fixtures, under
-``high`` and ``auto``, through the assistant's own guarded whisper, Smart Turn and engine in virtual time:
-
-- ``whole_at_the_short_pause``: per eagerness and column, the share of whole turns judged finished at
-  the short pause (the request went out in the same block as Smart Turn's judgement), per family; the
-  median of the request's time after the last word; for the others, why not (``why_not``: Smart Turn
-  heard an unfinished turn, whisper wrote no sentence end, both, or the VAD never paused before the
-  end), with Smart Turn's probability and whisper's text at the last pause; ``ended_inside``: whole
-  turns ended at a pause inside them (the request went out 300 ms or more before the last word's end).
-- ``pauses``: the turns said with a pause: how many had a request sent into it, and with ``--room``
-  how many the user heard answered into it in the whole room under ``auto`` (``heard_in_auto``).
-- ``voice_to_voice`` (``--realtime RUNS``): end of the user's last word to the first reply audio, in the
-  room paced by the wall clock with a scripted LLM whose reply is there at once, each turn alone in a
-  new session, under ``high`` and ``auto``: every ``--realtime-every``-th whole turn of the set beside
-  eagerness.py --realtime's fixtures (what-weather, paris-pause, tokyo-pause); medians. Take it on a
-  quiet machine.
-- ``rows`` (with ``--against TREE``): those figures for both trees side by side.
-
-``--paths`` compares the ways Smart Turn can be computed, for every speech fixture whole and (with more
-than one word) cut at the start of its last word (whisper's timing), on this CPU (``cpu``, as every
-benchmark names it): ``int8`` the shipped model as onnxruntime fuses it (kernels chosen by the CPU),
-``int8_unfused`` the same graph with ``session.disable_quant_qdq=1`` (each activation still rounded to
-uint8), ``float32`` what SmartTurn runs (weights dequantized once at load, voice/turn_end/float_graph.py)
-and ``reference`` that float32 graph through ONNX's own numpy evaluator. ``cost_ms``: the median of
-``--calls`` calls of each session on one thread (the model alone) and of the features.
-
-``--snr DB`` puts the set's turns under louder pink noise (the sets' own is 40 dB below the speech);
-``--asr-model NAME`` hears them with another whisper (``whisper-base``: what a better model gives, and
-its cost in the request's delay).
+- by default, the speech fixtures as recorded and with a ``--pause-s`` pause put between two of their words
+  (cases/fixture_turns.py) through the real VAD, whisper and engine in virtual time, with the fixed 600 ms
+  silence (``before``) and with Smart Turn asked at the 200 ms pause (``after``): ``answered_into_pause``,
+  ``end_of_speech_to_decision_ms``, ``cost_ms``, ``heard_into_pause`` (the whole virtual room, a scripted
+  reply there at once) and ``judgements``.
+- ``--set tuning|held_out``: that set of benchmarks/cases/hearing_sets.py beside the fixtures, under ``high``
+  and ``auto``, through the assistant's guarded whisper, Smart Turn and engine: ``whole_at_the_short_pause``,
+  ``pauses`` (``--room``: heard into them in the room), ``voice_to_voice`` in real time (``--realtime RUNS``),
+  ``rows`` beside ``--against TREE``; ``--snr DB`` and ``--asr-model NAME`` change the noise and the ears.
+- ``--paths``: Smart Turn computed each way on this CPU (``int8`` as onnxruntime fuses it, ``int8_unfused``,
+  ``float32`` as SmartTurn runs it, ``reference`` through ONNX's numpy evaluator), every fixture whole and cut
+  at its last word, and the median cost of ``--calls`` calls of each.
 
 Usage: python benchmarks/turn_end.py [--pause-s 0.45]
        python benchmarks/turn_end.py --set {tuning,held_out} [--every N] [--room] [--realtime RUNS
@@ -65,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import itertools
 import json
 import os
 import statistics
@@ -73,53 +32,43 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cases.fixture_turns import (
+    AUDIO,
+    LEAD_S,
+    Case,
+    fixture_turns,
+    paused_cases,
+    recorded_cases,
+    word_times,
+)
 from cases.hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
 from common.against import run_against, without_against
-from common.machine import with_cpu
+from common.harness import percentile, print_json, timed
+from common.listening_engine import feed, listening, mic_blocks
 
 from voice.asr.port import Transcriber, Transcript
 from voice.asr.whisper import WhisperTranscriber
-from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
-from voice.audio.playback import PlaybackBuffer
+from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
 from voice.audio.wav import read_wav, write_wav
-from voice.cancel import CancelToken
 from voice.components import SpeechChoice, SpeechModels, load_speech_models, make_engine
-from voice.conversation.continuation import Request
-from voice.conversation.items import ToolCall, UserText
+from voice.conversation.items import UserText
 from voice.engine.engine import Engine
 from voice.engine.hold import Eagerness
-from voice.engine.inputs import MicAudio
 from voice.engine.transcripts import ends_a_sentence
 from voice.engine.utterances import COMPLETE_ABOVE
 from voice.models import onnx_session
-from voice.runtime import ActionRunner, Work
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
-from voice.tts.port import Synthesis
 from voice.turn_end.port import EndOfTurn
 from voice.turn_end.smart_turn import SmartTurn, bundled_model_path
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio"
-BLOCK = ENGINE_RATE // 50
 INSIDE_MS = -300  # a request this long before the last word's end came at a pause inside the question
-LEAD_S, TAIL_S = 0.5, 1.5
-SILENT_DBFS = -45.0  # quieter 10 ms frames are silence, as audio/manifest.json measures it
-
-
-@dataclass(frozen=True)
-class Case:
-    """One user utterance on the mic; ``speech_end`` is the sample where its last word ends."""
-
-    name: str
-    signal: Samples
-    speech_end: int
 
 
 class TimedJudge:
@@ -138,120 +87,34 @@ class TimedJudge:
         return probability
 
 
-class NoVoice:
-    def synthesize(self, text: str, *, cancel: CancelToken | None = None) -> Synthesis:
-        raise AssertionError("no reply is streamed here")
-
-
-class Requests:
-    """A thinker that only notes the requests; no reply ever comes."""
-
-    def __init__(self) -> None:
-        self.sent: list[Request] = []
-
-    def send(self, request: Request, delay_s: float) -> None:
-        self.sent.append(request)
-
-    def cancel(self, turn: int) -> None:
-        pass
-
-    def run_tool(self, turn: int, call: ToolCall) -> None:
-        raise AssertionError("no tools here")
-
-
-def listening(transcriber: Transcriber, judge: EndOfTurn | None) -> tuple[ActionRunner, Requests]:
-    """An engine with the default VAD, run in the caller's thread, whose requests are only noted."""
-    requests = Requests()
+def first_request(
+    case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None
+) -> tuple[int, str] | None:
+    """(sample at which the first request was sent, the user text it carried), with the default VAD; None
+    when none was (a listener's word alone, "uh-huh", asks nothing)."""
     engine = Engine(VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN))
-    buffer = PlaybackBuffer(ENGINE_RATE)
-    runner = ActionRunner(
-        engine, transcriber, NoVoice(), requests, Work(threaded=False), buffer, end_of_turn=judge
-    )
-    return runner, requests
-
-
-def first_request(case: Case, transcriber: WhisperTranscriber, judge: TimedJudge | None) -> tuple[int, str]:
-    """(sample at which the first request was sent, the user text it carried)."""
-    runner, requests = listening(transcriber, judge)
-    for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
-        runner.feed(MicAudio(AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)))
+    runner, requests = listening(engine, transcriber, judge)
+    for block in mic_blocks(case.signal):
+        feed(runner, block)
         if requests.sent:
             last = requests.sent[0].items[-1]
-            return start + BLOCK, last.text if isinstance(last, UserText) else ""
-    raise RuntimeError(f"{case.name}: no request was sent")
-
-
-def padded(samples: Samples) -> Samples:
-    lead, tail = (
-        np.zeros(round(LEAD_S * ENGINE_RATE), np.float32),
-        np.zeros(round(TAIL_S * ENGINE_RATE), np.float32),
-    )
-    return np.concatenate((lead, samples, tail))
-
-
-def recorded_cases(fixtures: list[dict[str, Any]]) -> list[Case]:
-    lead = round(LEAD_S * ENGINE_RATE)
-    return [
-        Case(f["file"], padded(read_wav(AUDIO / f["file"]).samples), lead + round(f["end_s"] * ENGINE_RATE))
-        for f in fixtures
-    ]
-
-
-def silent_run(levels: np.ndarray, quietest: int) -> tuple[int, int]:
-    """The run of silent frames around the quietest one, as [first, end) frame indices (empty if none)."""
-    if levels[quietest] >= SILENT_DBFS:
-        return quietest, quietest
-    first, end = quietest, quietest + 1
-    while first > 0 and levels[first - 1] < SILENT_DBFS:
-        first -= 1
-    while end < len(levels) and levels[end] < SILENT_DBFS:
-        end += 1
-    return first, end
-
-
-def paused_cases(
-    fixtures: list[dict[str, Any]], transcriber: WhisperTranscriber, pause_s: float
-) -> list[Case]:
-    """Each fixture with a pause of ``pause_s`` between two words, at each boundary whisper finds.
-
-    The pause replaces the quietest stretch between the two words (the silent 10 ms frames around the
-    quietest one, below -45 dBFS as in the manifest), so the silence is ``pause_s`` in all.
-    """
-    cases = []
-    lead, frame = round(LEAD_S * ENGINE_RATE), ENGINE_RATE // 100
-    for fixture in fixtures:
-        samples = read_wav(AUDIO / fixture["file"]).samples
-        levels = 10 * np.log10(
-            np.square(samples[: len(samples) // frame * frame].reshape(-1, frame)).mean(axis=1) + 1e-12
-        )
-        words = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE), word_timings=True).words
-        for index, (word, following) in enumerate(itertools.pairwise(words)):
-            low = max(0, round(word.end_s * 100) - 6)
-            high = min(len(levels), max(low + 1, round(following.start_s * 100) + 6))
-            cut_from, cut_to = (frame * f for f in silent_run(levels, low + int(np.argmin(levels[low:high]))))
-            pause = np.zeros(round(pause_s * ENGINE_RATE), np.float32)
-            spliced = np.concatenate((samples[:cut_from], pause, samples[cut_to:]))
-            end = lead + round(fixture["end_s"] * ENGINE_RATE) + len(spliced) - len(samples)
-            cases.append(Case(f"{fixture['file']}@{index + 1}:{word.text.strip()}", padded(spliced), end))
-    return cases
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+            return block.end, last.text if isinstance(last, UserText) else ""
+    return None
 
 
 def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudge) -> dict[str, Any]:
     into_pause: dict[str, list[str]] = {"before": [], "after": []}
     delays: dict[str, list[float]] = {"before": [], "after": []}
     saved: list[float] = []
+    no_request: list[str] = []  # left out of the figures: nothing was answered, early or late
     for case in cases:
         print(case.name, file=sys.stderr)
         judged_before = len(judge.said)
-        sent = {
-            "before": first_request(case, transcriber, None),
-            "after": first_request(case, transcriber, judge),
-        }
+        before, after = first_request(case, transcriber, None), first_request(case, transcriber, judge)
+        if before is None or after is None:
+            no_request.append(case.name)
+            continue
+        sent = {"before": before, "after": after}
         said = [round(p, 3) for p in judge.said[judged_before:]]
         for label, (at, text) in sent.items():
             if at < case.speech_end:
@@ -260,10 +123,12 @@ def compare(cases: list[Case], transcriber: WhisperTranscriber, judge: TimedJudg
                 delays[label].append((at - case.speech_end) * 1000 / ENGINE_RATE)
         if all(at >= case.speech_end for at, _ in sent.values()):
             saved.append((sent["before"][0] - sent["after"][0]) * 1000 / ENGINE_RATE)
+    runs = len(cases) - len(no_request)
     return {
-        "runs": len(cases),
+        "runs": runs,
+        "no_request": no_request,
         "answered_into_pause": {
-            label: {"count": len(cut), "rate": round(len(cut) / len(cases), 3), "runs": cut}
+            label: {"count": len(cut), "rate": round(len(cut) / runs, 3) if runs else None, "runs": cut}
             for label, cut in into_pause.items()
         },
         "end_of_speech_to_decision_ms": {
@@ -361,22 +226,13 @@ def judged_run(turn: Turn, models: SpeechModels, eagerness: Eagerness) -> dict[s
     """``turn`` through the VAD, whisper, Smart Turn and engine of ``eagerness`` until the first request."""
     assert models.end_of_turn is not None
     noted = Noted(models.transcriber, models.end_of_turn)
-    requests = Requests()
-    runner = ActionRunner(
-        make_engine(eagerness=eagerness),
-        noted,
-        NoVoice(),
-        requests,
-        Work(threaded=False),
-        PlaybackBuffer(ENGINE_RATE),
-        end_of_turn=noted,
-    )
+    runner, requests = listening(make_engine(eagerness=eagerness), noted, noted)
     sent, early = None, False
-    for start in range(0, len(turn.signal) - BLOCK + 1, BLOCK):
+    for block in mic_blocks(turn.signal):
         judged_before = sum(who == "smart_turn" for who, _ in noted.said)
-        runner.feed(MicAudio(AudioBlock(turn.signal[start : start + BLOCK], ENGINE_RATE, start)))
+        feed(runner, block)
         if requests.sent:
-            sent = start + BLOCK
+            sent = block.end
             # ended at the pause: the request went out on the judgement, not on the VAD's long silence
             early = sum(who == "smart_turn" for who, _ in noted.said) > judged_before
             break
@@ -414,41 +270,6 @@ def by(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
     return {
         str(value): share([r for r in runs if r[key] == value]) for value in sorted({r[key] for r in runs})
     }
-
-
-def fixture_turns() -> list[Turn]:
-    """The project's own speech fixtures as turns: whole, or with the pause each was recorded with."""
-    manifest = json.loads((AUDIO / "manifest.json").read_text())
-    lead, found = round(LEAD_S * ENGINE_RATE), []
-    for fixture in manifest["fixtures"]:
-        if fixture["kind"] != "speech":
-            continue
-        pauses = fixture["pauses"]
-        found.append(
-            Turn(
-                fixture["file"],
-                "fixtures",
-                fixture["voice"],
-                "fixtures",
-                "paused" if pauses else "whole",
-                fixture["text"],
-                padded(read_wav(AUDIO / fixture["file"]).samples),
-                lead + round(fixture["start_s"] * ENGINE_RATE),
-                lead + round(fixture["end_s"] * ENGINE_RATE),
-                lead + round(pauses[0]["start_s"] * ENGINE_RATE) if pauses else None,
-            )
-        )
-    return found
-
-
-def word_times(transcriber: WhisperTranscriber) -> Callable[[Samples], list[tuple[float, float]]]:
-    """Whisper's (start_s, end_s) of each word it hears: where a recording's pause is put."""
-
-    def timed(samples: Samples) -> list[tuple[float, float]]:
-        block = AudioBlock(np.asarray(samples, dtype=np.float32), ENGINE_RATE)
-        return [(word.start_s, word.end_s) for word in transcriber.transcribe(block, word_timings=True).words]
-
-    return timed
 
 
 def at_the_pause(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -599,8 +420,7 @@ def judgements(cases: list[Case], transcriber: WhisperTranscriber, model: SmartT
     found = []
     for case in cases:
         vad = VoiceActivityDetector(DEFAULT_QUIET, DEFAULT_BARGE_IN)
-        for start in range(0, len(case.signal) - BLOCK + 1, BLOCK):
-            block = AudioBlock(case.signal[start : start + BLOCK], ENGINE_RATE, start)
+        for block in mic_blocks(case.signal):
             for event in vad.process(block, assistant_speaking=False):
                 if isinstance(event, VoicePaused):
                     found.append(
@@ -652,13 +472,8 @@ def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> di
 
 
 def median_ms(call: Callable[[], object], calls: int) -> float:
-    call()  # the first call allocates; it is not a decision's cost
-    costs = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        call()
-        costs.append((time.perf_counter() - started) * 1000)
-    return round(statistics.median(costs), 1)
+    # the first call allocates; it is not a decision's cost
+    return round(statistics.median(timed(call, calls, warmup=1)), 1)
 
 
 def unfused_session(path: Path) -> Any:
@@ -743,7 +558,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30, help="with --paths: calls timed per way")
     args = parser.parse_args()
     if args.paths:
-        print(json.dumps(with_cpu(paths(args.calls)), indent=2))
+        print_json(paths(args.calls))
         return
     if args.set:
         before = None
@@ -751,7 +566,7 @@ def main() -> None:
             before = run_against(args.against, __file__, without_against(sys.argv[1:]))
         after = on_set(args)
         found = after if before is None else side_by_side(before, after, str(args.against))
-        print(json.dumps(with_cpu(found), indent=2))
+        print_json(found)
         return
 
     manifest = json.loads((AUDIO / "manifest.json").read_text())
@@ -780,7 +595,7 @@ def main() -> None:
         "judged_complete": f"{sum(p > 0.5 for p in judge.said)} of {len(judge.said)} judged pauses",
         "judgements": judgements(recorded, transcriber, model),
     }
-    print(json.dumps(with_cpu(result), indent=2))
+    print_json(result)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,6 @@ from common.scenario_runs import (
     SCENARIOS,
     Run,
     add_run_options,
-    at_once_variant,
-    latency_row,
     latency_rows,
     latency_summary,
     load_manifest,
@@ -75,7 +73,7 @@ from voice.llm.port import ChatRequest, ChatSettings, TextDelta
 from voice.sim.demo_scenario import demo_scenario
 from voice.sim.driver import BLOCK
 from voice.sim.run import run_scenario
-from voice.sim.scenario import RealLlm, load_scenario
+from voice.sim.scenario import RealLlm
 from voice.tts.chunker import SpeechChunker
 from voice.tts.port import Synthesis, Synthesizer
 
@@ -170,12 +168,6 @@ def local_demo_run(models: SpeechModels, llm_config: LlmConfig, out: Path) -> Ti
     return TimedRun(Run("demo", report, out, None), synthesizer.calls)
 
 
-def stream_events(run: Run) -> list[dict[str, Any]]:
-    """The run's event stream (events.jsonl), as a websocket client would have received it."""
-    lines = (run.out / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines]
-
-
 def reply_parts(
     timed: TimedRun, turn: int, user_end: float, audio_start: float, started: float
 ) -> dict[str, float] | None:
@@ -187,7 +179,7 @@ def reply_parts(
     the LLM until the first clause and piper's first chunk; ``started`` (the wall clock just before
     the run) only picks out the right synthesis call.
     """
-    events = stream_events(timed.run)
+    events = voice_parts.events_of(timed.run.out)  # as a websocket client would have had them
     created = [e["t"] for e in events if e["type"] == "response.created" and e["turn"] == turn]
     chunk = next((c for c in timed.tts if c.ended - started >= audio_start - BLOCK / ENGINE_RATE), None)
     if not created or chunk is None:
@@ -306,108 +298,7 @@ def local_models(work: Path, started: float) -> dict[str, Any]:
     return {"voice_to_voice_local_models": voice_to_voice_local_models(models, work, manifest, started)}
 
 
-# --- parts: where the time goes, scripted at once and embedded
-
-
-AT_ONCE_SCENARIOS = ("plain-turn", "pause-mid-sentence", "pause-mid-question")
-AT_ONCE_RUNS = 2
-
-
-def parts_rows(
-    report: dict[str, Any], out: Path, timers: voice_parts.Timers, run_started: float, **label: Any
-) -> list[dict[str, Any]]:
-    rows = []
-    run = Run(out.name, report, out, None)
-    for index, (user_end, audio_start) in reply_delays(run, load_manifest()).items():
-        rows.append(
-            {
-                **label,
-                **latency_row(index, user_end, audio_start),
-                "parts_ms": voice_parts.turn_parts(out, timers, run_started, index, user_end, audio_start),
-            }
-        )
-    return rows
-
-
-def eagerness_kwargs(eagerness: str | None) -> dict[str, Any]:
-    """``run_scenario``'s eagerness, when one is asked for (a tree from before the setting takes none)."""
-    if eagerness is None:
-        return {}
-    from voice.engine.hold import Eagerness
-
-    return {"eagerness": Eagerness(eagerness)}
-
-
-def voice_to_voice_parts(
-    models: SpeechModels,
-    work: Path,
-    started: float,
-    eagerness: str | None = None,
-    embedded_only: bool = False,
-    scripted_only: bool = False,
-) -> dict[str, Any]:
-    """Voice-to-voice medians over real-time runs, scripted LLM at once and embedded, split into steps."""
-    variants = work / "at-once-scenarios"
-    variants.mkdir(parents=True, exist_ok=True)
-    scripted: list[dict[str, Any]] = []
-    for name in () if embedded_only else AT_ONCE_SCENARIOS:
-        path = at_once_variant(name, variants)
-        for number in range(1, AT_ONCE_RUNS + 1):
-            progress(f"voice to voice, LLM at once: {name} run {number}/{AT_ONCE_RUNS}", started)
-            timers = voice_parts.Timers()
-            out = work / "v2v-at-once" / f"{name}-{number}"
-            out.mkdir(parents=True)
-            with voice_parts.timed_chat_models(timers):
-                run_started = time.monotonic()
-                report = run_scenario(
-                    load_scenario(path),
-                    out,
-                    realtime=True,
-                    models=voice_parts.timed_models(models, timers),
-                    **eagerness_kwargs(eagerness),
-                )
-            scripted += parts_rows(report, out, timers, run_started, scenario=name, run=number)
-    embedded: list[dict[str, Any]] = []
-    if scripted_only:
-        return {
-            "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
-            "embedded": embedded_medians(embedded),
-        }
-    embedded_config = resolve_llm_config(None, None, None, {})
-    progress("voice to voice, embedded LLM: starting the llama.cpp server", started)
-    with EmbeddedServer(embedded_config.gguf, model=embedded_config.model) as server:
-        served = LlmConfig(url=server.url, model=server.model)
-        for number in range(1, LOCAL_RUNS + 1):
-            progress(f"voice to voice, embedded LLM: demo run {number}/{LOCAL_RUNS}", started)
-            timers = voice_parts.Timers()
-            out = work / "v2v-embedded" / f"demo-{number}"
-            out.mkdir(parents=True)
-            scenario = demo_scenario(RealLlm(None, None, max_tokens=LOCAL_MAX_TOKENS))
-            with voice_parts.timed_chat_models(timers):
-                run_started = time.monotonic()
-                report = run_scenario(
-                    scenario,
-                    out,
-                    realtime=True,
-                    llm_config=served,
-                    models=voice_parts.timed_models(models, timers),
-                    **eagerness_kwargs(eagerness),
-                )
-            embedded += parts_rows(report, out, timers, run_started, run=number)
-    return {
-        "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
-        "embedded": embedded_medians(embedded),
-    }
-
-
-def embedded_medians(turns: list[dict[str, Any]]) -> dict[str, Any]:
-    """Medians over every embedded turn, and apart for the question (turn 1) and the cut-in (turn 2)."""
-    return {
-        **voice_parts.medians(turns),
-        "question": voice_parts.medians([row for row in turns if row["turn"] == 1]),
-        "cut_in": voice_parts.medians([row for row in turns if row["turn"] == 2]),
-        "turns": turns,
-    }
+# --- parts: where the time goes, scripted at once and embedded (common/voice_parts.py measures)
 
 
 def voice_to_voice_only(
@@ -417,7 +308,7 @@ def voice_to_voice_only(
     load_before = os.getloadavg()[0]
     progress("loading the speech models", started)
     models = load_speech_models()
-    result = voice_to_voice_parts(models, work, started, eagerness, embedded_only, scripted_only)
+    result = voice_parts.voice_to_voice_parts(models, work, started, eagerness, embedded_only, scripted_only)
     result["load_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     return result
 
@@ -428,7 +319,7 @@ def merged_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     embedded = [row for result in rounds for row in result["embedded"]["turns"]]
     return {
         "scripted_at_once": {**voice_parts.medians(scripted), "turns": scripted},
-        "embedded": embedded_medians(embedded),
+        "embedded": voice_parts.embedded_medians(embedded),
         "load_1min": [result["load_1min"] for result in rounds],
     }
 

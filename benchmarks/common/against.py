@@ -11,11 +11,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from common.machine import with_cpu
 
 # Runs the script with setuptools' editable-install finder taken out: it would import a module the
 # other tree lacks from this one, so "before" would quietly include part of "after". The current folder
@@ -58,22 +55,3 @@ def without_option(argv: list[str], option: str) -> list[str]:
         elif not arg.startswith(f"{option}="):
             out.append(arg)
     return out
-
-
-def print_before_and_after(
-    against: Path | None,
-    script: str,
-    argv: list[str],
-    measure: Callable[[], dict[str, Any]],
-    out: Path | None,
-) -> None:
-    """``script`` on ``against`` first (if given), then ``measure()`` here: printed and written to ``out``."""
-    before = None if against is None else run_against(against, script, without_against(argv))
-    after = measure()
-    printed = json.dumps(
-        with_cpu(after if before is None else {"before": {"tree": str(against), **before}, "after": after}),
-        indent=2,
-    )
-    print(printed)
-    if out is not None:
-        out.write_text(printed + "\n")

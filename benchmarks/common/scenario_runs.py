@@ -281,7 +281,7 @@ def at_once_variant(name: str, folder: Path) -> Path:
     return path
 
 
-# The echo sweep's room (barge_in.py sweep, asr_window.py over-reply): the fox story asked for, and a cut-in
+# The echo sweep's room (barge_in.py sweep): the fox story asked for, and a cut-in
 # CUT_AFTER_MS into it, at one echo delay and gain, without or with pink noise under it.
 SWEEP_DELAYS_MS = (0, 50, 100, 150, 250, 300)
 SWEEP_GAINS_DB = (0, -6, -12, -20)

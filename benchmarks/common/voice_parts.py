@@ -1,10 +1,10 @@
 """Voice-to-voice in real time, split into its steps: where the time from the end of speech to the reply goes.
 
-Used by benchmarks/voice_to_voice.py parts. Each real-time run wraps whisper, piper, the end-of-turn
-model (when the tree has one) and the chat model in timers on the monotonic clock; the run's event
-stream gives the room-clock times of the end of the turn (the switch to thinking), the request
-(``response.created``) and the first reply audio. A real-time room's clock runs with the wall clock
-from the run's start, so the two line up to within a few ms of set-up.
+Measured by ``voice_to_voice_parts``, for benchmarks/voice_to_voice.py parts and bars.py. Each real-time
+run wraps whisper, piper, the end-of-turn model (when the tree has one) and the chat model in timers on
+the monotonic clock; the run's event stream gives the room-clock times of the end of the turn (the switch
+to thinking), the request (``response.created``) and the first reply audio. A real-time room's clock runs
+with the wall clock from the run's start, so the two line up to within a few ms of set-up.
 
 Parts, per turn answering the user, from the end of its speech (cue time + the WAV's ``end_s``):
 ``endpointing_wait_ms`` (to the first ASR or end-of-turn call on the turn's last utterance: the pause
@@ -29,9 +29,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from common.scenario_runs import (
+    LOCAL_MAX_TOKENS,
+    LOCAL_RUNS,
+    Run,
+    at_once_variant,
+    latency_row,
+    load_manifest,
+    progress,
+    reply_delays,
+)
 from voice.asr.port import Transcriber
 from voice.audio.block import AudioBlock
 from voice.cancel import CancelToken
+from voice.components import SpeechModels
+from voice.config.llm import LlmConfig, resolve_llm_config
+from voice.llm.embedded_server import EmbeddedServer
+from voice.sim.demo_scenario import demo_scenario
+from voice.sim.run import run_scenario
+from voice.sim.scenario import RealLlm, load_scenario
 
 PARTS = (
     "endpointing_wait_ms",
@@ -225,4 +241,107 @@ def medians(rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
         if with_parts
         else None,
+    }
+
+
+# --- the figures of voice_to_voice.py parts (and of bars.py): scripted LLM at once, and embedded
+
+
+AT_ONCE_SCENARIOS = ("plain-turn", "pause-mid-sentence", "pause-mid-question")
+AT_ONCE_RUNS = 2
+
+
+def parts_rows(
+    report: dict[str, Any], out: Path, timers: Timers, run_started: float, **label: Any
+) -> list[dict[str, Any]]:
+    rows = []
+    run = Run(out.name, report, out, None)
+    for index, (user_end, audio_start) in reply_delays(run, load_manifest()).items():
+        rows.append(
+            {
+                **label,
+                **latency_row(index, user_end, audio_start),
+                "parts_ms": turn_parts(out, timers, run_started, index, user_end, audio_start),
+            }
+        )
+    return rows
+
+
+def eagerness_kwargs(eagerness: str | None) -> dict[str, Any]:
+    """``run_scenario``'s eagerness, when one is asked for (a tree from before the setting takes none)."""
+    if eagerness is None:
+        return {}
+    from voice.engine.hold import Eagerness
+
+    return {"eagerness": Eagerness(eagerness)}
+
+
+def voice_to_voice_parts(
+    models: SpeechModels,
+    work: Path,
+    started: float,
+    eagerness: str | None = None,
+    embedded_only: bool = False,
+    scripted_only: bool = False,
+) -> dict[str, Any]:
+    """Voice-to-voice medians over real-time runs, scripted LLM at once and embedded, split into steps."""
+    variants = work / "at-once-scenarios"
+    variants.mkdir(parents=True, exist_ok=True)
+    scripted: list[dict[str, Any]] = []
+    for name in () if embedded_only else AT_ONCE_SCENARIOS:
+        path = at_once_variant(name, variants)
+        for number in range(1, AT_ONCE_RUNS + 1):
+            progress(f"voice to voice, LLM at once: {name} run {number}/{AT_ONCE_RUNS}", started)
+            out = work / "v2v-at-once" / f"{name}-{number}"
+            scripted += timed_run(load_scenario(path), out, models, eagerness, scenario=name, run=number)
+    embedded: list[dict[str, Any]] = []
+    if not scripted_only:
+        embedded_config = resolve_llm_config(None, None, None, {})
+        progress("voice to voice, embedded LLM: starting the llama.cpp server", started)
+        with EmbeddedServer(embedded_config.gguf, model=embedded_config.model) as server:
+            served = LlmConfig(url=server.url, model=server.model)
+            for number in range(1, LOCAL_RUNS + 1):
+                progress(f"voice to voice, embedded LLM: demo run {number}/{LOCAL_RUNS}", started)
+                scenario = demo_scenario(RealLlm(None, None, max_tokens=LOCAL_MAX_TOKENS))
+                out = work / "v2v-embedded" / f"demo-{number}"
+                embedded += timed_run(scenario, out, models, eagerness, served, run=number)
+    return {
+        "scripted_at_once": {**medians(scripted), "turns": scripted},
+        "embedded": embedded_medians(embedded),
+    }
+
+
+def timed_run(
+    scenario: Any,
+    out: Path,
+    models: Any,
+    eagerness: str | None,
+    llm_config: Any = None,
+    /,
+    **label: Any,  # the rows' own keys, ``scenario`` among them: hence the positional parameters
+) -> list[dict[str, Any]]:
+    """One real-time run of ``scenario`` with every component timed: its turns' rows with their parts."""
+    timers = Timers()
+    out.mkdir(parents=True)
+    served = {} if llm_config is None else {"llm_config": llm_config}
+    with timed_chat_models(timers):
+        run_started = time.monotonic()
+        report = run_scenario(
+            scenario,
+            out,
+            realtime=True,
+            models=timed_models(models, timers),
+            **served,
+            **eagerness_kwargs(eagerness),
+        )
+    return parts_rows(report, out, timers, run_started, **label)
+
+
+def embedded_medians(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over every embedded turn, and apart for the question (turn 1) and the cut-in (turn 2)."""
+    return {
+        **medians(turns),
+        "question": medians([row for row in turns if row["turn"] == 1]),
+        "cut_in": medians([row for row in turns if row["turn"] == 2]),
+        "turns": turns,
     }

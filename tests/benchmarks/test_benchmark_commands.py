@@ -79,7 +79,7 @@ def test_every_benchmark_path_named_in_the_tree_is_there() -> None:
 
 def test_the_docs_quote_benchmark_commands() -> None:
     quoted = {script for _, script, _ in quoted_commands()}
-    assert {"bars", "barge_in", "voice_to_voice", "idle", "asr_window"} <= quoted
+    assert {"bars", "barge_in", "voice_to_voice", "idle", "eagerness"} <= quoted
 
 
 @pytest.mark.parametrize("script", scripts())
