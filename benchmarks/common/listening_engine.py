@@ -1,5 +1,5 @@
 """An engine that listens in virtual time, fed a signal block by block, whose requests are only noted: for the
-benchmarks that ask when a turn ends and with what text (turn_end.py, asr_context.py), with no reply."""
+benchmarks that ask when a turn ends and with what text (turn_end.py), with no reply."""
 
 from __future__ import annotations
 

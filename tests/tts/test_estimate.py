@@ -16,7 +16,7 @@ def padded_tone(silence: int, sound: int) -> np.ndarray:
 
 
 def test_spans_share_out_the_sounding_part_40_ms_late_and_follow_each_other() -> None:
-    late = 640  # 40 ms: as close to piper's alignments as an estimate gets (benchmarks/estimated_spans.py)
+    late = 640  # 40 ms: as close to piper's alignments as an estimate gets (benchmarks/README.md, decided)
     audio = padded_tone(silence=4000, sound=16000)  # 250 ms of quiet each side: more than the lateness
 
     spans = estimate_spans(["Tomorrow", "starts", "dry."], audio)
