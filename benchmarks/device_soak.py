@@ -26,13 +26,18 @@ questions, so it is approximate to a block or two), the device counters (overflo
 re-alignments) and RSS and malloc's in-use and kept memory every ``--rss-every-s`` (to tell a warm-up that
 levels off from growth that does not).
 ``--true-reaction`` measures each cut-in's reaction in what the mic really captured.
+``--television DB`` takes turns only from the conversation's speaker (``[turn] speaker = "conversation"``),
+and once the first question is answered, plays a television into the same sink to the end: a real reader of
+audio/real/ (the Austen reader, held out from the speaker verdict's tuning), reverberated, ``DB`` under the
+questions' speech level, talking on. A cut it makes has no WAV of the user's playing, so it counts as a
+``self_interruptions``; its answers show in ``turns_per_expected``; ``television`` says what was ignored.
 ``--trace-every-min`` also compares tracemalloc snapshots and live objects by type against the first,
 taken at ``--trace-from-min``, to say which lines of Python hold what grew.
 
 Usage: python benchmarks/device_soak.py [--minutes 60] [--stretch-minutes 5] [--after-s 2.5]
        [--out FILE] [--true-reaction] [--trace-every-min 10] [--against TREE]   (twice as long with
        --against, which soaks TREE's voice package first and prints {"before": ..., "after": ...})
-       [--backchannels [--backchannels-per-reply 3] [--backchannel-every-s 3.5]]
+       [--backchannels [--backchannels-per-reply 3] [--backchannel-every-s 3.5]] [--television 12]
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.devices import rescan_devices
 from voice.audio.playback import PlaybackBuffer
 from voice.audio.pulse import private_pulse
-from voice.audio.wav import read_wav
+from voice.audio.wav import read_wav, write_wav
 from voice.cancel import CancelToken
 from voice.chat import driver
 from voice.chat.driver import (
@@ -76,13 +81,14 @@ from voice.chat.driver import (
     device_openers,
 )
 from voice.client_events import Failure, StateChanged, StreamEvent
-from voice.components import load_speech_models, make_engine
+from voice.components import load_speech_models, make_engine, telling_voices_apart
 from voice.conversation.items import AssistantText
 from voice.duplex import AudioOutput
 from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.llm.port import ChatEvent, ChatRequest, ChatSettings, Finished, TextDelta
 from voice.recorder import RecordedTurn, Recorder
 from voice.runtime import ChatModelThinker, Work
+from voice.sim.room import reverberated, under
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio"
 BLOCK_TIMES_KEPT = 200_000  # the latest mic blocks timed (over 2 hours of 40 ms blocks)
@@ -248,6 +254,9 @@ class Script:
     output_ahead: dict[int, int] = field(default_factory=dict)
     reported: int = -1  # start sample of the last utterance printed as progress
     watch: BackchannelWatch = field(default_factory=BackchannelWatch)
+    television: Path | None = None  # played from the first answer on, to the end
+    television_player: subprocess.Popen[bytes] | None = None
+    television_from: int | None = None  # its start on the mic clock
 
     def play(self, wav: str, phase: str, interruption: bool, backchannel: bool = False) -> None:
         self.player = subprocess.Popen(["paplay", str(self.paths.get(wav, AUDIO / wav))], env=self.env)
@@ -260,7 +269,21 @@ class Script:
         print(f"  {time.monotonic() - self.began:6.1f}s {phase}: {wav} (turns {turns_so_far(self.recorder)},"
               f" interruptions {count})", file=sys.stderr, flush=True)  # fmt: skip
 
+    def television_on(self) -> None:
+        """The television comes on once the first question is answered (it must not be the one enrolled)."""
+        if self.television is None or self.television_player is not None:
+            return
+        if any(turn.ended for turn in self.recorder.turns.values()):
+            self.television_player = subprocess.Popen(["paplay", str(self.television)], env=self.env)
+            self.television_from = self.talk.clock
+            print(
+                f"  {time.monotonic() - self.began:6.1f}s the television comes on",
+                file=sys.stderr,
+                flush=True,
+            )
+
     def tick(self) -> None:
+        self.television_on()
         now = time.monotonic()
         for turn in self.recorder.turns.values():
             self.turn_clock.setdefault(turn.turn, self.talk.clock)
@@ -535,6 +558,17 @@ def backchannel_outcomes(
     }
 
 
+def television(folder: Path, under_db: float, seconds: float) -> Path:
+    """A WAV of a television talking on for ``seconds``, ``under_db`` under the questions' speech level."""
+    clips = [read_wav(AUDIO / "real" / f"austen_{n}.wav").samples for n in (870, 880, 890, 920, 930)]
+    reading = np.concatenate(clips)
+    reading = np.tile(reading, int(seconds * ENGINE_RATE // len(reading)) + 1)
+    path = folder / "television.wav"
+    level_of = read_wav(AUDIO / QUESTIONS[0]).samples
+    write_wav(path, AudioBlock(under(reverberated(reading), level_of, under_db), ENGINE_RATE))
+    return path
+
+
 def case_clips(category: str, role: str) -> dict[str, dict[str, Any]]:
     """The clips of benchmarks/full_duplex.py's cases (held-out voices) of ``category`` said in ``role``, as
     manifest entries."""
@@ -567,7 +601,9 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         models = load_speech_models()
         alone = {wav: models.transcriber.transcribe(read_wav(AUDIO / wav)).text for wav in INTERRUPTIONS}
         work = Work(threaded=True)
-        engine = make_engine()
+        speaker = "anyone" if args.television is None else "conversation"
+        models = telling_voices_apart(models, speaker)
+        engine = make_engine(speaker=speaker)
         canceller = default_echo_canceller()
         if args.lag or args.true_reaction:
             canceller = RecordingCanceller(canceller)
@@ -618,6 +654,17 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         )
         if args.backchannels:
             talk.runner.events.subscribe(script.watch.see)
+        if args.television is not None:
+            script.television = television(
+                folder, args.television, (args.limit_minutes or args.minutes + 10) * 60
+            )
+        ignored: list[str] = []  # why each input was not taken
+
+        def note_ignored(event: StreamEvent) -> None:
+            if event.type == "input.ignored":
+                ignored.append(str(getattr(event, "why", "")))
+
+        talk.runner.events.subscribe(note_ignored)
 
         rss_series: list[list[float]] = []  # [seconds into the soak, MB]
         malloc_series: list[dict[str, float]] = []
@@ -688,6 +735,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             asyncio.run(talk.run(on_block=on_block))
         finally:
             work.close()
+            if script.television_player is not None:
+                script.television_player.kill()
             if growth is not None:
                 growth.stop()
             if native is not None:
@@ -715,6 +764,14 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             devices={**talk.device_counters(), "speaker_rests": speakers.rests},
             echo_lag=echo_lag(canceller) if args.lag and isinstance(canceller, RecordingCanceller) else None,
         )
+        if args.television is not None:
+            on_from = script.television_from
+            result["television"] = {
+                "under_db": args.television,
+                "on_from_s": None if on_from is None else round(on_from / ENGINE_RATE, 1),
+                "ignored_as_another_voice": ignored.count("another voice"),
+                "ignored_otherwise": len(ignored) - ignored.count("another voice"),
+            }
         if args.true_reaction and isinstance(canceller, RecordingCanceller):
             assert handed_out is not None
             cut_ins = [(play.wav, play.clock) for play in script.played if play.interruption]
@@ -797,6 +854,12 @@ def main() -> int:
         type=float,
         help=f"the speaker's stream stops after this much idle (voice's own: a few s; the next question "
         f"comes {IDLE_BEFORE_NEXT_S:g} s after a reply, so less makes every question wake it)",
+    )
+    parser.add_argument(
+        "--television",
+        type=float,
+        metavar="DB",
+        help="only the conversation's speaker takes turns, and a television DB under the questions talks on",
     )
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()

@@ -300,3 +300,20 @@ def test_over_the_reply_another_voice_going_on_after_its_pause_is_overheard_with
     assert all(block.any() for block in played)  # its next sentence paused nothing
     assert kiosk.ignored() == [ANOTHER_VOICE]
     assert len(kiosk.thinker.sent) == 1
+
+
+def test_in_the_quiet_with_a_television_about_it_is_overheard_and_a_question_rising_over_it_taken() -> None:
+    kiosk = asked_and_answered()
+    while kiosk.buffer.queued_frames:
+        kiosk.block()
+    kiosk.speak([(TELEVISION, 2.0)], "And now the weather.")  # judged whole, as ever: another voice
+    for _ in range(40):
+        kiosk.block()
+
+    kiosk.speak([(TELEVISION, 1.5), (NEAR_USER, 1.5)], "What about Sunday?")
+
+    assert kiosk.ignored() == [ANOTHER_VOICE, ANOTHER_VOICE]  # the television's next words: at 1 s
+    assert len(kiosk.thinker.sent) == 2
+    assert kiosk.thinker.sent[-1].items[-1].text.endswith("What about Sunday?")  # type: ignore[union-attr]
+    heard = kiosk.transcriber.audio[-1]  # from just before their voice rose, none of the television's 1.5 s
+    assert 1.1 * ENGINE_RATE <= heard.start - kiosk.heard[-1].start <= 1.5 * ENGINE_RATE

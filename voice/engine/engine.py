@@ -229,9 +229,7 @@ class Engine:
                 if isinstance(vad_event, VoiceEnded):
                     self.speaker.vad_utterance_ended(self._clock)
                 continue
-            if isinstance(vad_event, VoiceStarted) and self.speaker.overhears_from(
-                vad_event.sample, self._phase in (Phase.THINKING, Phase.SPEAKING)
-            ):
+            if isinstance(vad_event, VoiceStarted) and self.speaker.overhears_from(vad_event.sample):
                 continue  # the voice going on after the speaker stopped, or the overheard one after a pause
             if isinstance(vad_event, VoicePaused | VoiceEnded):
                 vad_event = self.speaker.trimmed(vad_event)
@@ -244,15 +242,11 @@ class Engine:
         return actions
 
     def _louder_voice(self, block: AudioBlock) -> list[EngineAction]:
-        """A voice rising well above the one overheard over a reply (the speaker, nearer the mic, cutting
-        in while a television talks on) pauses the reply at once, as speech over it does; its verdicts at
-        0.5 s and 1 s then cut the reply or resume it (docs/architecture.md §10)."""
+        """A voice rising well above the one overheard (the speaker, nearer the mic, talking while a
+        television talks on) starts an utterance at once: over a reply it pauses it, as speech over it
+        does; its verdicts at 0.5 s and 1 s then take it or leave it (docs/architecture.md §10)."""
         rise = self.speaker.louder_voice(block)
-        if (
-            rise is None
-            or self._phase not in (Phase.THINKING, Phase.SPEAKING)
-            or self.replies.in_flight is None
-        ):
+        if rise is None or self._phase not in (Phase.LISTENING, Phase.THINKING, Phase.SPEAKING):
             return []
         return self._dispatch(VoiceStarted(self.speaker.promote(rise, self._clock, sure=False)))
 
@@ -267,7 +261,10 @@ class Engine:
         if said is not None and speaker.followed_due(said.start, self._clock):
             audio = self._vad.utterance_so_far()
             return [] if audio is None else [speaker.judge_followed(self._clock, audio)]
-        if self._phase is not Phase.PAUSED or said is None:
+        if said is None:
+            return []
+        lately = speaker.is_unsure(said.start) or speaker.others_lately(self._clock)
+        if self._phase is not Phase.PAUSED and not (self._phase is Phase.USER_SPEAKING and lately):
             return []
         if not speaker.open_utterance_due(said.start, self._clock):
             return []
@@ -283,8 +280,12 @@ class Engine:
         kind, key, sample = move
         said = self.utterances.open
         if kind == "open":
+            if said is None or said.start != key:
+                return []
+            if self._phase is Phase.USER_SPEAKING:
+                return self._another_voice_in_the_quiet()
             over_reply = self._phase is Phase.PAUSED and self.replies.in_flight is not None
-            return self._another_voice() if over_reply and said is not None and said.start == key else []
+            return self._another_voice() if over_reply else []
         if kind == "followed":
             return self._speaker_stopped(sample) if said is not None and said.start == key else []
         overheard = self.speaker.overheard
@@ -320,6 +321,21 @@ class Engine:
         self._emit(stream.InputIgnored("", ANOTHER_VOICE, self.active_turn, now))
         self.enter(Phase.THINKING)
         return actions + self.replies.resume(self.replies.require())
+
+    def _another_voice_in_the_quiet(self) -> list[EngineAction]:
+        """In the quiet, with another voice about, the open utterance is not the speaker's: it takes no
+        turn, the rest of that voice is overheard, and the log and the stream say what was ignored."""
+        said = self.utterances.open
+        if said is None:
+            raise ProtocolError("another voice judged with no utterance open")
+        actions = self.utterances.drop_open()
+        self.speaker.overhear(said.start, self._clock, self._vad.utterance_so_far())
+        now = self.now()
+        self._emit(stream.SpeechStopped(now))
+        self.conversation.note_ignored("", ANOTHER_VOICE, now)
+        self._emit(stream.InputIgnored("", ANOTHER_VOICE, self.active_turn, now))
+        self.enter(Phase.THINKING if self.utterances.transcribing else Phase.LISTENING)
+        return actions
 
     def _on_speech_started(self, event: VoiceStarted) -> list[EngineAction]:
         """Speech over the reply pauses it at once; its transcript decides whether the user cut in."""
@@ -374,6 +390,7 @@ class Engine:
         if said is None:  # an early transcript: with the model's judgement, it may end the turn
             return self.pause_ends.turn_at_pause(self._clock)
         if self.speaker.transcription_is_other(event.utterance):  # not the conversation's speaker: no turn
+            self.speaker.heard_another(self._clock)
             return self._ignore(event.text, ANOTHER_VOICE)
         verdict = self.judge.judge(event.text, said, *self.replies.overlapped())
         if verdict is Verdict.NOT_USER:
@@ -529,7 +546,9 @@ TRANSITIONS: Entries = {
     **stays(TurnEndJudged, _E._on_turn_end_judged, _EVERY_PHASE),  # may end the user's turn at the pause
     # another voice over a reply resumes it; the speaker's found in an overheard voice starts an utterance
     **row(
-        SpeakerJudged, _E._on_speaker_judged, {L: set(), U: set(), P: {T, S, L}, T: set(), S: set(), H: set()}
+        SpeakerJudged,
+        _E._on_speaker_judged,
+        {L: set(), U: {L, T}, P: {T, S, L}, T: set(), S: set(), H: set()},
     ),
     **row(HoldPassed, _of_reply(_R.on_hold_passed), {H: {S, T, L}}),
     # what the user said or typed, and what they pressed

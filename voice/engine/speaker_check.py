@@ -54,6 +54,9 @@ PRE_ROLL_S = 0.2  # an utterance found in an overheard voice starts this much be
 # television's next sentence), overheard at once: not a pause of the reply each sentence. The speaker's own
 # voice in it is found as in any overheard voice: rising above it, or in its windows.
 OVERHEARD_GAP_S = 2.0
+# In the quiet an open utterance is judged at JUDGE_AT_S too, but only this long after another voice was
+# last heard (a television on): without one a question is judged whole, on its transcription, as before.
+OTHERS_LATELY_S = 30.0
 KEPT_TRANSCRIPTIONS = 16  # verdicts of transcriptions not yet taken, at most (dropped ones never are)
 
 
@@ -104,7 +107,8 @@ class SpeakerCheck:
         self.promoted_from: int | None = None  # an utterance found in an overheard voice: its audio from here
         self._followed: Followed | None = None  # the open utterance, judged window by window
         self._overhear_after: int | None = None  # a followed utterance's end: a voice going on is another's
-        self._overheard_ended: int | None = None  # where an overheard voice's utterance ended, over a reply
+        self._overheard_ended: int | None = None  # where an overheard voice's utterance ended
+        self._other_heard_at: int | None = None  # when another voice was last judged or overheard
         self._unsure: int | None = None  # onset of an utterance risen over another voice, till surely theirs
         self._unconfirmed: set[int] = set()  # transcriptions of it asked while it was not: no turn
         self._level = LevelRise(rate)  # the overheard voice's level, for a louder one starting over it
@@ -139,8 +143,23 @@ class SpeakerCheck:
             judged.append(action)
         return judged
 
+    def heard_another(self, clock: int) -> None:
+        """Another voice was judged at ``clock`` (a transcription's, in the quiet)."""
+        self._other_heard_at = clock
+
+    def others_lately(self, clock: int) -> bool:
+        """Another voice was heard within ``OTHERS_LATELY_S``: open utterances in the quiet are judged too."""
+        heard = self._other_heard_at
+        lately = heard is not None and clock - heard <= OTHERS_LATELY_S * self.rate
+        return self.overheard is not None or lately
+
+    def is_unsure(self, onset: int) -> bool:
+        """The utterance begun at ``onset`` rose above another voice and is not yet surely the speaker's."""
+        return self._unsure == onset
+
     def open_utterance_due(self, onset: int, clock: int) -> bool:
-        """Over a reply, the open utterance begun at ``onset`` has reached a mark not yet judged."""
+        """The open utterance begun at ``onset`` (over a reply, or in the quiet while another voice is
+        about) has reached a mark not yet judged."""
         if not self.enabled:
             return False
         if self._open_marks is None or self._open_marks[0] != onset:
@@ -273,6 +292,7 @@ class SpeakerCheck:
         """The open utterance begun at ``start`` is another voice (``heard``: its audio so far): the rest
         of it is overheard."""
         self.overheard = Overheard(start, clock + round(STEP_S * self.rate))
+        self._other_heard_at = clock
         self._open_marks = None
         self._level.reset()
         if heard is not None:
@@ -306,12 +326,12 @@ class SpeakerCheck:
         self._followed = None
         self._overhear_after = clock
 
-    def overhears_from(self, onset: int, over_reply: bool) -> bool:
-        """Voice starting at ``onset`` goes on from another's after a followed utterance ended, or, over a
-        reply, within ``OVERHEARD_GAP_S`` of an overheard voice's pause: overheard."""
+    def overhears_from(self, onset: int) -> bool:
+        """Voice starting at ``onset`` goes on from another's after a followed utterance ended, or within
+        ``OVERHEARD_GAP_S`` of an overheard voice's pause: overheard."""
         after, self._overhear_after = self._overhear_after, None
         ended, self._overheard_ended = self._overheard_ended, None
-        if over_reply and ended is not None and onset - ended <= round(OVERHEARD_GAP_S * self.rate):
+        if ended is not None and onset - ended <= round(OVERHEARD_GAP_S * self.rate):
             self.overheard = Overheard(onset, onset + round(STEP_S * self.rate))
             return True  # its level is known still: a louder voice over it is found at once
         if after is None or abs(onset - after) > round(STEP_S * self.rate):
@@ -335,6 +355,8 @@ class SpeakerCheck:
         if self.promoted_from is not None and self.overheard is None:
             self._overhear_after = clock
         self._overheard_ended = clock if self.overheard is not None else None
+        if self.overheard is not None:
+            self._other_heard_at = clock
         self.overheard = None
         self.promoted_from = None  # what was followed stays: the utterance may go on after a pause
 
@@ -345,3 +367,4 @@ class SpeakerCheck:
         self._of_transcription.clear()
         self._unconfirmed.clear()
         self._unsure = None
+        self._other_heard_at = None
