@@ -1,6 +1,6 @@
-"""End-of-turn detection: what Smart Turn costs, how often it answers into a pause, and what it saves.
+"""Does the turn end at a short pause, and how often does it end into one? What Smart Turn costs, and saves.
 
-Three ways to run; benchmarks/README.md says what each figure means:
+Two ways to run; benchmarks/README.md says what each figure means:
 
 - by default, the speech fixtures as recorded and with a ``--pause-s`` pause put between two of their words
   (cases/fixture_turns.py) through the real VAD, whisper and engine in virtual time, with the fixed 600 ms
@@ -8,34 +8,30 @@ Three ways to run; benchmarks/README.md says what each figure means:
   ``end_of_speech_to_decision_ms``, ``cost_ms``, ``heard_into_pause`` (the whole virtual room, a scripted
   reply there at once) and ``judgements``.
 - ``--set tuning|held_out``: that set of benchmarks/cases/hearing_sets.py beside the fixtures, under ``high``
-  and ``auto``, through the assistant's guarded whisper, Smart Turn and engine: ``whole_at_the_short_pause``,
-  ``pauses`` (``--room``: heard into them in the room), ``voice_to_voice`` in real time (``--realtime RUNS``),
-  ``rows`` beside ``--against TREE``; ``--snr DB`` and ``--asr-model NAME`` change the noise and the ears.
-- ``--paths``: Smart Turn computed each way on this CPU (``int8`` as onnxruntime fuses it, ``int8_unfused``,
-  ``float32`` as SmartTurn runs it, ``reference`` through ONNX's numpy evaluator), every fixture whole and cut
-  at its last word, and the median cost of ``--calls`` calls of each.
+  and ``auto``, through the assistant's guarded whisper, Smart Turn and engine (common/turn_judging.py):
+  ``whole_at_the_short_pause``, ``pauses`` (``--room``: heard into them in the room), ``voice_to_voice`` in
+  real time (``--realtime RUNS``), ``rows`` beside ``--against TREE``; ``--snr DB`` and ``--asr-model NAME``
+  change the noise and the ears.
+
+How Smart Turn's int8, float32 and reference paths agree on this CPU, and what each costs: turn_end_paths.py.
 
 Usage: python benchmarks/turn_end.py [--pause-s 0.45]
        python benchmarks/turn_end.py --set {tuning,held_out} [--every N] [--room] [--realtime RUNS
        [--realtime-every N]] [--snr DB] [--asr-model NAME] [--against TREE]
-       python benchmarks/turn_end.py --paths [--calls 30]
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from cases.fixture_turns import (
     AUDIO,
     LEAD_S,
@@ -47,28 +43,24 @@ from cases.fixture_turns import (
 )
 from cases.hearing_sets import NOISE_SNR_DB, SETS, Turn, turns
 from common.against import run_against, without_against
-from common.harness import percentile, print_json, timed
+from common.harness import percentile, print_json
 from common.listening_engine import feed, listening, mic_blocks
+from common.turn_judging import at_the_pause, into_pauses, judged_run
 
-from voice.asr.port import Transcriber, Transcript
+from voice.asr.port import Transcriber
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.vad import DEFAULT_BARGE_IN, DEFAULT_QUIET, VoiceActivityDetector
-from voice.audio.wav import read_wav, write_wav
-from voice.components import SpeechChoice, SpeechModels, load_speech_models, make_engine
+from voice.audio.wav import write_wav
+from voice.components import SpeechChoice, SpeechModels, load_speech_models
 from voice.conversation.items import UserText
 from voice.engine.engine import Engine
 from voice.engine.hold import Eagerness
-from voice.engine.transcripts import ends_a_sentence
-from voice.engine.utterances import COMPLETE_ABOVE
-from voice.models import onnx_session
 from voice.sim.run import run_scenario
 from voice.sim.scenario import load_scenario
 from voice.tts.piper_voice import PiperSynthesizer
 from voice.turn_end.port import EndOfTurn
-from voice.turn_end.smart_turn import SmartTurn, bundled_model_path
-
-INSIDE_MS = -300  # a request this long before the last word's end came at a pause inside the question
+from voice.turn_end.smart_turn import SmartTurn
 
 
 class TimedJudge:
@@ -189,129 +181,6 @@ def heard_into_pause(
                 heard.append(f"{case.name}: heard {report['turns'][0]['spoken']!r}")
         found[label] = {"count": len(heard), "requests": requests, "discarded": discarded, "runs": heard}
     return found
-
-
-class Noted:
-    """Whisper and Smart Turn in one run, noting in order what each said (a judgement follows its text)."""
-
-    def __init__(self, transcriber: Transcriber, model: EndOfTurn) -> None:
-        self._transcriber = transcriber
-        self._model = model
-        self.said: list[tuple[str, Any]] = []
-
-    def transcribe(self, audio: AudioBlock, **options: Any) -> Transcript:
-        heard = self._transcriber.transcribe(audio, **options)
-        self.said.append(("whisper", heard.text))
-        return heard
-
-    def probability_complete(self, audio: AudioBlock) -> float:
-        probability = self._model.probability_complete(audio)
-        self.said.append(("smart_turn", (audio.end, probability)))
-        return probability
-
-    def judgements(self, speech_end: int) -> list[dict[str, Any]]:
-        """Each judged pause: where it was (ms after the speech's end), Smart Turn's p, whisper's text."""
-        found, text = [], ""
-        for who, what in self.said:
-            if who == "whisper":
-                text = what
-            else:
-                end, probability = what
-                at_ms = round((end - speech_end) * 1000 / ENGINE_RATE)
-                found.append({"at_ms": at_ms, "p": round(probability, 3), "whisper": text})
-        return found
-
-
-def judged_run(turn: Turn, models: SpeechModels, eagerness: Eagerness) -> dict[str, Any]:
-    """``turn`` through the VAD, whisper, Smart Turn and engine of ``eagerness`` until the first request."""
-    assert models.end_of_turn is not None
-    noted = Noted(models.transcriber, models.end_of_turn)
-    runner, requests = listening(make_engine(eagerness=eagerness), noted, noted)
-    sent, early = None, False
-    for block in mic_blocks(turn.signal):
-        judged_before = sum(who == "smart_turn" for who, _ in noted.said)
-        feed(runner, block)
-        if requests.sent:
-            sent = block.end
-            # ended at the pause: the request went out on the judgement, not on the VAD's long silence
-            early = sum(who == "smart_turn" for who, _ in noted.said) > judged_before
-            break
-    judgements = noted.judgements(turn.speech_end)
-    last = judgements[-1] if judgements else None
-    why_not = None
-    if not early:
-        if last is None:  # else the last judgement was of the final pause: speech after it is judged again
-            why_not = "the VAD never paused"
-        else:
-            unfinished, no_stop = last["p"] <= COMPLETE_ABOVE, not ends_a_sentence(last["whisper"])
-            why_not = "both" if unfinished and no_stop else "smart_turn" if unfinished else "whisper"
-    return {
-        "name": turn.name,
-        "family": turn.family,
-        "kind": turn.kind,
-        "eagerness": eagerness.value,
-        "first_part_sounds_finished": turn.first_part_sounds_finished,
-        "early": early,
-        "into_pause": sent is not None and sent < turn.speech_end,
-        "sent_ms_after_speech": None
-        if sent is None
-        else round((sent - turn.speech_end) * 1000 / ENGINE_RATE),
-        "why_not": why_not,
-        "judgements": judgements,
-    }
-
-
-def share(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    early = sum(run["early"] for run in runs)
-    return {"early": early, "of": len(runs), "share": round(early / len(runs), 3) if runs else None}
-
-
-def by(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    return {
-        str(value): share([r for r in runs if r[key] == value]) for value in sorted({r[key] for r in runs})
-    }
-
-
-def at_the_pause(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Whole turns: the share ended at the short pause, per family, why not, and the request's delay."""
-    whole = [r for r in runs if r["kind"] == "whole"]
-    not_early = [r for r in whole if not r["early"]]
-    delays = [r["sent_ms_after_speech"] for r in whole if r["sent_ms_after_speech"] is not None]
-    return {
-        **share(whole),
-        "per_family": by(whole, "family"),
-        "request_ms_after_speech_median": statistics.median(delays) if delays else None,
-        "ended_inside": [r["name"] for r in whole if r["early"] and r["sent_ms_after_speech"] < INSIDE_MS],
-        "why_not": {
-            why: sum(r["why_not"] == why for r in not_early)
-            for why in sorted({r["why_not"] for r in not_early})
-        },
-        "not_ended_at_the_pause": [
-            {
-                "name": r["name"],
-                "why_not": r["why_not"],
-                "sent_ms_after_speech": r["sent_ms_after_speech"],
-                "last_judgement": (r["judgements"] or [None])[-1],
-            }
-            for r in not_early
-        ],
-    }
-
-
-def into_pauses(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Turns with a mid-sentence pause: how many had a request sent into the pause."""
-    paused = [r for r in runs if r["kind"] == "paused"]
-    return {
-        "runs": len(paused),
-        "request_into_the_pause": sum(r["into_pause"] for r in paused),
-        "by_first_part": {
-            label: sum(r["into_pause"] for r in paused if r["first_part_sounds_finished"] is finished)
-            for label, finished in (("sounds_finished", True), ("unfinished", False), ("unknown", None))
-        },
-        "ended_into_the_pause": [
-            {"name": r["name"], "judgements": r["judgements"]} for r in paused if r["into_pause"]
-        ],
-    }
 
 
 def voice_to_voice_ms(report: dict[str, Any], turn: Turn) -> float | None:
@@ -471,72 +340,6 @@ def side_by_side(before: dict[str, Any], after: dict[str, Any], tree: str) -> di
     }
 
 
-def median_ms(call: Callable[[], object], calls: int) -> float:
-    # the first call allocates; it is not a decision's cost
-    return round(statistics.median(timed(call, calls, warmup=1)), 1)
-
-
-def unfused_session(path: Path) -> Any:
-    """The shipped graph as onnx_session configures it, with its int8 fusions turned off."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.enable_cpu_mem_arena = options.enable_mem_pattern = False
-    options.add_session_config_entry("session.disable_quant_qdq", "1")
-    return onnxruntime.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def probability(outputs: Any) -> float:
-    """The model's one output, a (1, 1) probability, from a session's or the evaluator's outputs."""
-    return round(float(np.ravel(outputs[0])[0]), 6)
-
-
-def paths(calls: int) -> dict[str, Any]:
-    """Smart Turn's probability of each fixture, whole and cut before its last word, four ways; the costs."""
-    import onnxruntime
-    from onnx.reference import ReferenceEvaluator
-
-    from voice.turn_end.float_graph import float32_graph  # here: a tree from before it runs --against
-
-    load = [round(os.getloadavg()[0], 2)]
-    path, model = bundled_model_path(), SmartTurn()
-    sessions = {
-        "int8": onnx_session(path, "Smart Turn"),
-        "int8_unfused": unfused_session(path),
-        "float32": onnx_session(path, "Smart Turn", float32_graph),
-    }
-    reference = ReferenceEvaluator(float32_graph(path))
-    transcriber = WhisperTranscriber()
-    manifest = json.loads((AUDIO / "manifest.json").read_text())
-    pause = np.zeros(ENGINE_RATE // 5, np.float32)  # the 200 ms of silence after which the engine asks
-    found = []
-    for fixture in (f for f in manifest["fixtures"] if f["kind"] == "speech"):
-        samples = read_wav(AUDIO / fixture["file"]).samples
-        words = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE), word_timings=True).words
-        for cut_s in [None] + ([round(words[-1].start_s, 2)] if len(words) > 1 else []):
-            print(f"{fixture['file']} cut at {cut_s}", file=sys.stderr)
-            said = samples if cut_s is None else samples[: round(cut_s * ENGINE_RATE)]
-            features = model.features(AudioBlock(np.concatenate((said, pause)), ENGINE_RATE))
-            row: dict[str, Any] = {"fixture": fixture["file"], "cut_s": cut_s}
-            for name, session in sessions.items():
-                row[name] = probability(session.run(None, {"input_features": features}))
-            row["reference"] = probability(reference.run(None, {"input_features": features}))
-            found.append(row)
-    question = AudioBlock(read_wav(AUDIO / "what-weather.wav").samples, ENGINE_RATE)
-    features = model.features(question)
-    cost = {"calls": calls, "features": median_ms(lambda: model.features(question), calls)}
-    for name, session in sessions.items():
-        cost[name] = median_ms(functools.partial(session.run, None, {"input_features": features}), calls)
-    load.append(round(os.getloadavg()[0], 2))
-    return {
-        "onnxruntime": onnxruntime.__version__,
-        "cost_ms": cost,
-        "load_1min": load,
-        "probabilities": found,
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pause-s", type=float, default=0.45, help="the pause put between two words")
@@ -554,12 +357,7 @@ def main() -> None:
     )
     parser.add_argument("--asr-model", help="with --set: the whisper model that hears (default tiny.en)")
     parser.add_argument("--against", type=Path, help="with --set: another tree to run first")
-    parser.add_argument("--paths", action="store_true", help="Smart Turn computed each way, and its cost")
-    parser.add_argument("--calls", type=int, default=30, help="with --paths: calls timed per way")
     args = parser.parse_args()
-    if args.paths:
-        print_json(paths(args.calls))
-        return
     if args.set:
         before = None
         if args.against is not None:
