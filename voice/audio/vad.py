@@ -101,8 +101,9 @@ class VadSettings:
         return max(1, math.ceil(ms / self.frame_ms))
 
 
-# People pause up to 580 ms after a first word or a comma (benchmarks/speech_pauses.py, real speech): with
-# the hold's 120 ms margin over a speaker's pauses, words over a reply are not known to be over sooner.
+# People pause up to 580 ms after a first word or a comma (real speech: benchmarks/README.md, Decided
+# questions): with the hold's 120 ms margin over a speaker's pauses, words over a reply are not known to be
+# over sooner.
 PAUSE_OVER_REPLY_MS = 700
 # Listening while the assistant is silent: catch the first syllable quickly, and the end of the last
 # one as the fixtures measure it (35 dB below a levelled voice's loudest frames is about -45 dBFS).

@@ -8,8 +8,8 @@ question, or in the quiet, "yes" is an answer. A stop is one only while a reply 
 
 The verdict is taken on the whole utterance, once the VAD's long silence has ended it, never at a lull
 after its first word: people pause after a first word or a comma ("Yeah, ... but what about Monday?")
-as long as 580 ms in real speech (benchmarks/speech_pauses.py), and a "yeah" taken at such a pause lost
-the cut-in's first word, or all of it, and let the reply resume into it (issue 45).
+as long as 580 ms in real speech (benchmarks/README.md, Decided questions), and a "yeah" taken at such a
+pause lost the cut-in's first word, or all of it, and let the reply resume into it (issue 45).
 """
 
 from __future__ import annotations
