@@ -125,19 +125,6 @@ DIFFERENCES = (
     "its annotations); speaker.wav holds what the assistant played, on mic.wav's clock.",
 )
 TAU_VOICE_DIFFERENCES = (
-    "Full-Duplex-Bench v1.5 plays a TTS'd background or side remark over the model's turn and labels what "
-    "the output did after it (respond, resume, ...) with an LLM judge on its ASR; here the behaviour is "
-    "read from the run's requests and reply states (no judge), and the bystanders are real recordings.",
-    "FDB v1.5's talking_to_others is the user turning to speak to someone else; here it is two other people "
-    "chatting near the mic. The user's own aside is not told apart by voice: it would be taken as a turn.",
-    "S_ND (τ-voice): a non-directed utterance is ignored when the agent neither yields (stops) nor answers; "
-    "here a case's bystander is ignored when no reply was cut while the user said nothing and no request "
-    "carried none of the user's words. A pause the reply took back is not a yield there; the stricter "
-    "'without a pause' counts it as one.",
-    "Cut-ins over a bystander: yielded as on the card (the reply cut, a request carrying the cut-in, its "
-    "reply played); a handful of cases, not τ-voice's hundreds of simulated calls.",
-)
-DIFFERENCES = (
     "The data differ: τ-voice's are simulated customer-service calls in 200 ms ticks; these are the cases "
     "above, one cut-in or backchannel over a scripted story each.",
     "Yield rate (τ-voice's R_Y): τ-voice counts a cut-in yielded to when the agent stops within 2 s; here "

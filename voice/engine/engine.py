@@ -308,23 +308,20 @@ class Engine:
         return self.end_utterance(end, said)
 
     def _another_voice(self) -> list[EngineAction]:
-        """The voice over the reply is not the speaker's: the reply goes on as it does for echo, the rest of
-        that voice is overheard, and the log and the stream say what was ignored."""
-        said = self.utterances.open
-        if said is None:
-            raise ProtocolError("another voice judged with no utterance open")
-        actions = self.utterances.drop_open()
-        self.speaker.overhear(said.start, self._clock, self._vad.utterance_so_far())
-        now = self.now()
-        self._emit(stream.SpeechStopped(now))
-        self.conversation.note_ignored("", ANOTHER_VOICE, now)
-        self._emit(stream.InputIgnored("", ANOTHER_VOICE, self.active_turn, now))
+        """The voice over the reply is not the speaker's: the reply goes on as it does for echo."""
+        actions = self._overhear_open()
         self.enter(Phase.THINKING)
         return actions + self.replies.resume(self.replies.require())
 
     def _another_voice_in_the_quiet(self) -> list[EngineAction]:
-        """In the quiet, with another voice about, the open utterance is not the speaker's: it takes no
-        turn, the rest of that voice is overheard, and the log and the stream say what was ignored."""
+        """In the quiet, with another voice about, the open utterance is not the speaker's: no turn."""
+        actions = self._overhear_open()
+        self.enter(Phase.THINKING if self.utterances.transcribing else Phase.LISTENING)
+        return actions
+
+    def _overhear_open(self) -> list[EngineAction]:
+        """The open utterance is another voice: it is dropped, the rest of that voice is overheard, and
+        the log and the stream say what was ignored."""
         said = self.utterances.open
         if said is None:
             raise ProtocolError("another voice judged with no utterance open")
@@ -334,7 +331,6 @@ class Engine:
         self._emit(stream.SpeechStopped(now))
         self.conversation.note_ignored("", ANOTHER_VOICE, now)
         self._emit(stream.InputIgnored("", ANOTHER_VOICE, self.active_turn, now))
-        self.enter(Phase.THINKING if self.utterances.transcribing else Phase.LISTENING)
         return actions
 
     def _on_speech_started(self, event: VoiceStarted) -> list[EngineAction]:
