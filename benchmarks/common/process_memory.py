@@ -73,8 +73,10 @@ class PythonGrowth:
     """What grew in Python between a first tracemalloc snapshot and later ones, by line of the code that
     allocated it, and which kinds of live objects grew in number (a thread samples them as the soak runs)."""
 
-    def __init__(self, script: str, first_s: float, every_s: float, frames: int = 8, top: int = 15) -> None:
-        self._script = script  # the benchmark's own allocations are no growth of what it measures
+    def __init__(
+        self, scripts: tuple[str, ...], first_s: float, every_s: float, frames: int = 8, top: int = 15
+    ) -> None:
+        self._scripts = scripts  # the benchmark's own allocations (its rig's too) are no growth it measures
         self._first_s, self._every_s, self._frames, self._top = first_s, every_s, frames, top
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="python-growth", daemon=True)
@@ -125,7 +127,7 @@ class PythonGrowth:
             (
                 tracemalloc.Filter(False, tracemalloc.__file__),
                 tracemalloc.Filter(False, __file__),
-                tracemalloc.Filter(False, self._script),
+                *(tracemalloc.Filter(False, script) for script in self._scripts),
             )
         )
 
