@@ -50,6 +50,9 @@ STOPPED_AFTER = 3  # windows in a row without the speaker's voice that end a fol
 # the user's fall under it 18 %, three in a row about 0.6 %; held out, 18 % and 0 % (README of benchmarks).
 SPEAKER_GONE_BELOW = 0.55
 PRE_ROLL_S = 0.2  # an utterance found in an overheard voice starts this much before its window
+# ...or this much before where a voice rose above it, which is known to 0.1 s: more holds the other voice's
+# last syllable, which whisper joins to the first word ("So, it's at a timer" for "Set a timer")
+RISE_PRE_ROLL_S = 0.1
 # Over a reply, voice starting this soon after an overheard voice's utterance ended is that voice going on (a
 # television's next sentence), overheard at once: not a pause of the reply each sentence. The speaker's own
 # voice in it is found as in any overheard voice: rising above it, or in its windows.
@@ -310,7 +313,8 @@ class SpeakerCheck:
         self.overheard = None
         self._level.reset()
         onset = max(0, window_start)
-        self.promoted_from = max(0, onset - round(PRE_ROLL_S * self.rate))
+        pre_roll = PRE_ROLL_S if sure else RISE_PRE_ROLL_S
+        self.promoted_from = max(0, onset - round(pre_roll * self.rate))
         if sure:
             self._unsure = None
             self._open_marks = (onset, set(JUDGE_AT_S))  # already judged the speaker's
