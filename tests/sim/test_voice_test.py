@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from tests.support.llama_server import ALIAS, LlamaServer
-from tests.support.paths import ROOT
+from tests.support.other_voices import television
+from tests.support.paths import AUDIO, ROOT
 from tests.support.scenarios import cue
 
 LONG_REPLY = (
@@ -164,3 +165,30 @@ def test_the_readmes_example_passes_and_broken_as_it_says_fails_with_the_line_it
     assert failed.startswith('  FAIL {"completed": 1}: reply 1 was cut at ')
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert failed.split(" s after ")[1] in readme  # the heard words the README shows
+
+
+@pytest.mark.models
+def test_the_configs_speaker_setting_reaches_the_scenarios_so_a_television_no_longer_cuts_the_reply(
+    tmp_path: Path,
+) -> None:
+    tv = television(tmp_path, AUDIO / "fox-story.wav")
+    reply = "Once upon a time a small red fox lived by a quiet river, and every morning she watched the fish."
+    scenario = write(
+        tmp_path / "suite" / "television.json",
+        {
+            "version": 1,
+            "llm": {"replies": [reply, "Sorry?", "Sorry?", "Sorry?"], "first_delta_ms": 300},
+            "user": [cue("fox-story.wav", at_s=0.5), {"wav": str(tv), "during_reply": 1, "after_ms": 1000}],
+            "end_s": 16,
+            "expect": [{"completed": 1}],
+        },
+    )
+    config = tmp_path / "voice.toml"
+    config.write_text('[turn]\nspeaker = "conversation"\n', encoding="utf-8")
+
+    anyone = voice_test(scenario)
+    conversation = voice_test(scenario, "--config", config)
+
+    assert anyone.returncode == 1, anyone.stdout  # anyone takes turns: the television cuts the story
+    assert 'FAIL {"completed": 1}: reply 1 was cut' in anyone.stdout
+    assert conversation.returncode == 0, conversation.stdout + conversation.stderr  # only its speaker does

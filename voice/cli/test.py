@@ -68,6 +68,7 @@ def _test(args: argparse.Namespace) -> int:
         configured.llm,
         configured.mcp_servers,
         _judge(args),
+        configured.speaker,
     )
     root = args.out or Path(tempfile.mkdtemp(prefix="voice-test-"))
     print(f"{len(paths)} scenarios, {min(jobs, len(paths))} at a time", flush=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voice.components import SpeechModels, load_speech_models
+from voice.components import SpeechModels, load_speech_models, telling_voices_apart
 from voice.config.llm import LlmConfig
 from voice.engine.hold import Eagerness
 from voice.engine.overlap import OverlapPhrases
@@ -41,6 +41,7 @@ class SuiteSettings:
     llm: LlmConfig | None = None  # the config's, for scenarios with "llm": {"config": true}
     mcp_servers: tuple[McpServerSettings, ...] = ()
     judge: LlmConfig | None = None  # the LLM answering "judge" expectations; None: they are skipped
+    speaker: str | None = None  # the config's [turn] speaker; a scenario's own "speaker" wins
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,14 @@ def run_into(scenario: Scenario, out: Path, settings: SuiteSettings, models: Spe
         mcp_servers=settings.mcp_servers,
         eagerness=settings.eagerness,
         overlap=settings.overlap,
+        speaker=settings.speaker,
     )
     return read_records(out)
+
+
+def _models(settings: SuiteSettings) -> SpeechModels:
+    """The models every run shares, with the speaker encoder once if the config keeps to the speaker."""
+    return telling_voices_apart(load_speech_models(settings.speech), settings.speaker or "anyone")
 
 
 def run_folder(root: Path, index: int, path: Path) -> Path:
@@ -151,7 +158,7 @@ def _results(
 ) -> Iterator[tuple[int, ScenarioResult]]:
     work = [(index, path, run_folder(root, index, path)) for index, path in enumerate(paths, start=1)]
     if jobs <= 1 or len(work) <= 1:
-        models = load_speech_models(settings.speech)
+        models = _models(settings)
         with open_judge(settings.judge) as judge:
             for index, path, out in work:
                 yield index, run_and_check(path, out, settings, models, judge)
@@ -176,7 +183,7 @@ _worker: dict[str, Any] = {}
 
 def _start_worker(settings: SuiteSettings) -> None:
     _worker["settings"] = settings
-    _worker["models"] = load_speech_models(settings.speech)
+    _worker["models"] = _models(settings)
     if settings.judge is not None:
         judge_context = open_judge(settings.judge)
         _worker["judge"] = judge_context.__enter__()  # lives as long as the worker process
