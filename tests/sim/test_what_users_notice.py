@@ -8,8 +8,9 @@ its LLM error, its barge-in reaction and its voice-to-voice time; ``backchannels
 the words said over a reply that took no turn (none, if left out). Tolerances, so a better engine passes
 without new figures while a lost turn, a wrong request or a self-interruption fails:
 
-- the user's words compare as lower-case words (whisper's punctuation and casing may shift), one of them
-  possibly heard as another (whisper's int8 kernels differ by CPU: tests/support/word_error.py);
+- the user's words compare as lower-case words (whisper's punctuation and casing may shift), one place in
+  them possibly misheard, two words at most (whisper's int8 kernels differ by CPU: tests/support/
+  word_error.py);
 - the heard prefix of a cut reply may differ by one word (a reaction 20-40 ms earlier or later moves
   the cut by at most a word), and must be a word prefix of the reply;
 - the barge-in reaction (the speaker silent this long after the interrupting speech began) at most
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from tests.support.scenarios import NAMES, RunScenario, interrupting_onset, read_events
-from tests.support.word_error import same_but_one_word
+from tests.support.word_error import misheard_in_one_place
 
 EXPECTED = Path(__file__).resolve().parent / "expected"
 REACTION_MS = 40
@@ -71,7 +72,7 @@ def same_line(actual: str, wanted: str) -> bool:
     if head != wanted_head:
         return False
     if head == "user":
-        return same_but_one_word(text, wanted_text)
+        return misheard_in_one_place(text, wanted_text)
     if head == "assistant, interrupted":
         return same_heard(text, wanted_text)
     return text == wanted_text
@@ -110,7 +111,7 @@ def test_turns_heard_text_and_requests_are_as_expected(name: str, simulated: Run
         check_request(request, wanted_request, "a discarded request")
     said = [speech["transcript"] for speech in report["user_speech"] if speech["transcript"]]
     assert len(said) == len(expect["user_said"]), said
-    assert all(map(same_but_one_word, said, expect["user_said"])), said
+    assert all(map(misheard_in_one_place, said, expect["user_said"])), said
     assert report.get("notices", []) == expect.get("notices", [])
     assert report.get("duplicates", []) == expect.get("duplicates", [])
     for overlap in ("backchannels", "stops"):  # words over a reply that took no turn

@@ -24,3 +24,17 @@ def same_but_one_word(heard: str, said: str) -> bool:
     """
     heard_words, said_words = normalized_words(heard), normalized_words(said)
     return len(heard_words) == len(said_words) and sum(map(str.__ne__, heard_words, said_words)) <= 1
+
+
+def misheard_in_one_place(heard: str, said: str) -> bool:
+    """Word for word but in one place, where at most two words said were heard as one to three others; none
+    lost, none added. Tiny.en hears "what about the weekend" as "what about that we can" over the reply's
+    echo with the AVX2 kernels forced on an Intel Xeon, right on an AMD EPYC's (docs/architecture.md §3)."""
+    matcher = difflib.SequenceMatcher(a=normalized_words(said), b=normalized_words(heard), autojunk=False)
+    slips = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not slips:
+        return True
+    if len(slips) > 1:
+        return False
+    tag, i1, i2, j1, j2 = slips[0]
+    return tag == "replace" and i2 - i1 <= 2 and j2 - j1 <= 3
