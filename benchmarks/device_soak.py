@@ -27,7 +27,9 @@ re-alignments) and RSS and malloc's in-use and kept memory every ``--rss-every-s
 levels off from growth that does not).
 ``--true-reaction`` measures each cut-in's reaction in what the mic really captured.
 ``--television DB`` takes turns only from the conversation's speaker (``[turn] speaker = "conversation"``),
-and once the first question is answered, plays a television into the same sink to the end: a real reader of
+so the user is one voice (the fixtures are five, the assistant's own among them): the questions and cut-ins of
+full_duplex.py's cases said by its first held-out espeak-ng voice. Once the first question is answered, it
+plays a television into the same sink to the end: a real reader of
 audio/real/ (the Austen reader, held out from the speaker verdict's tuning), reverberated, ``DB`` under the
 questions' speech level, talking on. A cut it makes has no WAV of the user's playing, so it counts as a
 ``self_interruptions``; its answers show in ``turns_per_expected``; ``television`` says what was ignored.
@@ -57,7 +59,7 @@ from common import soak_script
 from common.harness import print_measured, spread
 from common.mic_echo import RecordingCanceller, echo_lag, true_reactions
 from common.process_memory import NativeWindow, PythonGrowth, malloc_mb, memory_summary, quiet_summary, rss_mb
-from common.soak_report import analyse, block_summary
+from common.soak_report import analyse, block_summary, speaker_scores
 from common.soak_script import (
     AUDIO,
     IDLE_BEFORE_NEXT_S,
@@ -147,6 +149,14 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 args.backchannel_every_s,
                 tuple(openers),
             )
+        questions, interruptions = soak_script.QUESTIONS, soak_script.INTERRUPTIONS
+        if args.television is not None:  # one user: only the conversation's speaker takes turns
+            user, questions, interruptions = soak_script.one_user(folder)
+            manifest |= user
+            paths |= {name: Path(entry["path"]) for name, entry in user.items()}
+            alone |= {
+                name: models.transcriber.transcribe(read_wav(paths[name])).text for name in interruptions
+            }
         script = Script(
             talk,
             Recorder.following(talk.runner),
@@ -156,12 +166,14 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             dict(os.environ),
             (args.limit_minutes or args.minutes + 10) * 60,
             paths,
+            questions=questions,
+            interruptions=interruptions,
         )
         if args.backchannels:
             talk.runner.events.subscribe(script.watch.see)
         if args.television is not None:
             script.television = television(
-                folder, args.television, (args.limit_minutes or args.minutes + 10) * 60
+                folder, args.television, (args.limit_minutes or args.minutes + 10) * 60, paths[questions[0]]
             )
         ignored: list[str] = []  # why each input was not taken
 
@@ -278,6 +290,11 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 "on_from_s": None if on_from is None else round(on_from / ENGINE_RATE, 1),
                 "ignored_as_another_voice": ignored.count("another voice"),
                 "ignored_otherwise": len(ignored) - ignored.count("another voice"),
+                "speaker_scores": (
+                    speaker_scores(script, manifest, canceller, models.speaker.embed)
+                    if isinstance(canceller, RecordingCanceller) and models.speaker is not None
+                    else None  # --true-reaction keeps what the canceller passed on
+                ),
             }
         if args.true_reaction and isinstance(canceller, RecordingCanceller):
             assert handed_out is not None

@@ -23,16 +23,21 @@ class RecordingCanceller:
         self.inner = inner
         self.mic: list[Samples] = []
         self.reference: list[Samples] = []
+        self.cleaned: list[Samples] = []  # what it passed on: the mic as the engine heard it
 
     def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
         self.mic.append(mic.samples.copy())
         self.reference.append(reference.samples.copy())
-        return self.inner.process(mic, reference)
+        cleaned = self.inner.process(mic, reference)
+        self.cleaned.append(cleaned.samples.copy())
+        return cleaned
 
     def rest(self, mic: AudioBlock) -> AudioBlock:
         self.mic.append(mic.samples.copy())
         self.reference.append(np.zeros(mic.frames, dtype=np.float32))
-        return self.inner.rest(mic)
+        cleaned = self.inner.rest(mic)
+        self.cleaned.append(cleaned.samples.copy())
+        return cleaned
 
 
 def echo_lag(canceller: RecordingCanceller, every_s: float = 5.0) -> list[dict[str, float]]:
@@ -123,6 +128,23 @@ def echo_end(mic: Samples, speaker: Samples, lag: int, gain: float, cut: int) ->
     return last
 
 
+def found_in_mic(mic: Samples, wav: Samples, clock: int) -> tuple[int, float] | None:
+    """Where the WAV played at ``clock`` (mic clock) lies in ``mic`` (from half a second before to 3 s after),
+    by normalized correlation, and how well it matches there (1: exactly); None past the mic's end."""
+    rate = ENGINE_RATE
+    lo, hi = max(0, clock - rate // 2), min(len(mic), clock + 3 * rate + len(wav))
+    if hi - lo <= len(wav):
+        return None
+    seen, said = mic[lo:hi].astype(np.float64), wav.astype(np.float64)
+    size = 1 << (len(seen) + len(said)).bit_length()
+    corr = np.fft.irfft(np.fft.rfft(seen, size) * np.conj(np.fft.rfft(said, size)), size)
+    corr = corr[: len(seen) - len(said) + 1]  # corr[k] pairs said[n] with seen[k + n]
+    energy = np.cumsum(np.concatenate(([0.0], seen**2)))
+    windows = energy[len(said) :] - energy[: -len(said)]
+    scores = np.abs(corr) / np.sqrt(np.maximum(windows, 1e-12) * np.sum(said**2))
+    return lo + int(np.argmax(scores)), float(scores.max())
+
+
 def true_reactions(
     cut_ins: list[tuple[str, int]],
     canceller: RecordingCanceller,
@@ -145,22 +167,15 @@ def true_reactions(
     mic, reference = np.concatenate(canceller.mic), np.concatenate(canceller.reference)
     rate, rows = ENGINE_RATE, list[dict[str, Any]]()
     for name, clock in cut_ins:
-        wav = read_wav(AUDIO / name).samples.astype(np.float64)
-        lo, hi = max(0, clock - rate // 2), min(len(mic), clock + 3 * rate + len(wav))
-        if hi - lo <= len(wav):
+        wav = read_wav(Path(manifest[name].get("path", AUDIO / name))).samples
+        where = found_in_mic(mic, wav, clock)
+        if where is None:
             continue
-        seen = mic[lo:hi].astype(np.float64)
-        size = 1 << (len(seen) + len(wav)).bit_length()
-        corr = np.fft.irfft(np.fft.rfft(seen, size) * np.conj(np.fft.rfft(wav, size)), size)
-        corr = corr[: len(seen) - len(wav) + 1]  # corr[k] pairs wav[n] with seen[k + n]
-        energy = np.cumsum(np.concatenate(([0.0], seen**2)))
-        windows = energy[len(wav) :] - energy[: -len(wav)]
-        scores = np.abs(corr) / np.sqrt(np.maximum(windows, 1e-12) * np.sum(wav**2))
-        found = lo + int(np.argmax(scores))
+        found, match = where
         onset = found + round(manifest[name]["start_s"] * rate)
         cut = next((c for c in cuts if c > onset), None)
         if cut is None or cut - onset > 2 * rate:
-            rows.append({"wav": name, "match": round(float(scores.max()), 2), "cut": None})
+            rows.append({"wav": name, "match": round(match, 2), "cut": None})
             continue
         lag = lag_of(mic, reference, onset)
         # a false barge-in resumes the reply, a cut-in's answer begins, well over half a second later
@@ -172,7 +187,7 @@ def true_reactions(
         gap = None if end is None or found_lag is None or counted is None else end - found_lag[0] - counted
         ms = lambda samples: None if samples is None else round(samples * 1000 / rate)  # noqa: E731
         rows.append({
-            "wav": name, "match": round(float(scores.max()), 2), "echo_lag_ms": ms(lag),
+            "wav": name, "match": round(match, 2), "echo_lag_ms": ms(lag),
             "detection_ms": ms(cut - onset),
             "queued_ms": ms(None if end is None else end - cut),
             "reaction_ms": ms(None if end is None else end - onset),

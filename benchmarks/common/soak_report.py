@@ -6,17 +6,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from common.cut_in_outcome import words_kept
 from common.harness import spread
+from common.mic_echo import AUDIO, RecordingCanceller, found_in_mic
 from common.soak_script import Played, Script, cut_at, mic_clock, samples, turns_so_far
 from common.word_error import wer
-from voice.audio.block import ENGINE_RATE
+from voice.audio.block import ENGINE_RATE, Samples
+from voice.audio.wav import read_wav
 from voice.engine.overlap import Overlap, OverlapPhrases
 from voice.recorder import RecordedTurn
+from voice.speaker.encoder import cosine
+from voice.speaker.weights import Tensor
 
 BACKCHANNEL_SLACK_S = 3.0  # a cut this long after a backchannel's end is still put down to it
 
@@ -198,4 +203,55 @@ def backchannel_outcomes(
         ],
         "input_backchannel_events": script.watch.backchannels,
         "pause_to_resume_ms": spread([float(ms) for ms in pauses]),
+    }
+
+
+def speaker_scores(
+    script: Script,
+    manifest: dict[str, dict[str, Any]],
+    canceller: RecordingCanceller,
+    embed: Callable[[Samples], Tensor | None],
+) -> dict[str, Any]:
+    """The speaker verdict's scores offline, through the loop beside clean: each user WAV's speech found in
+    the mic by correlation and taken from what the echo canceller passed on, scored against a print of the
+    first question as it came through; the same WAVs as written against the first one's; and 2 s windows
+    of the television alone (no user WAV within 1 s), through the loop and as written, against each print.
+    Quartiles of the cosine similarities (the verdict's threshold is SAME_SPEAKER)."""
+    rate = ENGINE_RATE
+    mic, cleaned = np.concatenate(canceller.mic), np.concatenate(canceller.cleaned)
+    looped, clean = list[Samples](), list[Samples]()
+    busy = list[tuple[int, int]]()
+    for play in script.played:
+        entry = manifest[play.wav]
+        wav = read_wav(Path(entry.get("path", AUDIO / play.wav))).samples
+        where = found_in_mic(mic, wav, play.clock)
+        if where is None:
+            continue
+        start, end = round(entry["start_s"] * rate), round(entry["end_s"] * rate)
+        looped.append(cleaned[where[0] + start : where[0] + end])
+        clean.append(wav[start:end])
+        busy.append((where[0] + start - rate, where[0] + end + rate))
+    tv: list[Samples] = []
+    if script.television is not None and script.television_from is not None:
+        written = read_wav(script.television).samples
+        for at in range(script.television_from + rate, len(cleaned) - 2 * rate, 2 * rate):
+            if not any(a < at + 2 * rate and at < b for a, b in busy):
+                tv.append(cleaned[at : at + 2 * rate])
+                tv.append(written[at - script.television_from : at - script.television_from + 2 * rate])
+    if not looped:
+        return {}
+
+    def quartiles(print_of: Samples, stretches: list[Samples]) -> dict[str, Any]:
+        enrolled = embed(print_of)
+        scores = [
+            cosine(enrolled, e) for e in map(embed, stretches) if e is not None and enrolled is not None
+        ]
+        q = np.percentile(scores, [0, 25, 50, 75, 100]) if scores else []
+        return {"n": len(scores), "min_q1_median_q3_max": [round(float(x), 3) for x in q]}
+
+    return {
+        "user_through_the_loop": quartiles(looped[0], looped[1:]),
+        "user_as_written": quartiles(clean[0], clean[1:]),
+        "television_through_the_loop": quartiles(looped[0], tv[0::2]),
+        "television_as_written": quartiles(clean[0], tv[1::2]),
     }

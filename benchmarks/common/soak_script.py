@@ -46,6 +46,7 @@ STORY = (
 )
 SHORT = "Okay, I will stop there."
 IDLE_BEFORE_NEXT_S = 1.5
+USER_VOICE = 0  # full_duplex_cases.VOICES' first: the one user of a run with a television
 STUCK_S = 150.0  # a story that never ends (the assistant keeps restarting it) must not stall the script
 WORD_DELAY_S = 0.03
 
@@ -193,6 +194,8 @@ class Script:
     television: Path | None = None  # played from the first answer on, to the end
     television_player: subprocess.Popen[bytes] | None = None
     television_from: int | None = None  # its start on the mic clock
+    questions: tuple[str, ...] = QUESTIONS  # what the user asks in the quiet, in turn
+    interruptions: tuple[str, ...] = INTERRUPTIONS  # what the user cuts in with, in turn
 
     def play(self, wav: str, phase: str, interruption: bool, backchannel: bool = False) -> None:
         self.player = subprocess.Popen(["paplay", str(self.paths.get(wav, AUDIO / wav))], env=self.env)
@@ -250,7 +253,7 @@ class Script:
             self.done = rested or stuck
             return
         if rested or stuck:
-            self.play(QUESTIONS[questions % len(QUESTIONS)], phase, interruption=False)
+            self.play(self.questions[questions % len(self.questions)], phase, interruption=False)
             return
         latest = max(self.recorder.turns.values(), key=lambda t: t.turn, default=None)
         if (
@@ -289,7 +292,7 @@ class Script:
             opener = self.over.openers[after_backchannels // 2 % len(self.over.openers)]
             self.play(opener, phase, interruption=True)
             return
-        self.play(INTERRUPTIONS[count % len(INTERRUPTIONS)], phase, interruption=True)
+        self.play(self.interruptions[count % len(self.interruptions)], phase, interruption=True)
 
 
 def samples(seconds: float) -> int:
@@ -314,15 +317,35 @@ def turns_so_far(recorder: Recorder) -> int:
     return max(recorder.turns, default=0)
 
 
-def television(folder: Path, under_db: float, seconds: float) -> Path:
-    """A WAV of a television talking on for ``seconds``, ``under_db`` under the questions' speech level."""
+def television(folder: Path, under_db: float, seconds: float, question: Path) -> Path:
+    """A WAV of a television talking on for ``seconds``, ``under_db`` under ``question``'s speech level."""
     clips = [read_wav(AUDIO / "real" / f"austen_{n}.wav").samples for n in (870, 880, 890, 920, 930)]
     reading = np.concatenate(clips)
     reading = np.tile(reading, int(seconds * ENGINE_RATE // len(reading)) + 1)
     path = folder / "television.wav"
-    level_of = read_wav(AUDIO / QUESTIONS[0]).samples
+    level_of = read_wav(question).samples
     write_wav(path, AudioBlock(under(reverberated(reading), level_of, under_db), ENGINE_RATE))
     return path
+
+
+def one_user(folder: Path) -> tuple[dict[str, dict[str, Any]], tuple[str, ...], tuple[str, ...]]:
+    """Questions and cut-ins all said by one held-out espeak-ng voice of full_duplex.py's cases, as manifest
+    entries, the questions and the cut-ins: where only the conversation's speaker takes turns, the fixtures'
+    five voices (one of them the assistant's own, piper's joe) would be five people, not one user."""
+    from dataclasses import asdict
+
+    from cases import full_duplex_cases as cases
+
+    (folder / "user").mkdir(parents=True, exist_ok=True)
+    clips = cases.Clips(folder / "user")
+    asked = [clips.espeak(USER_VOICE, text) for text in cases.QUESTIONS]
+    cut_ins = [clips.espeak(USER_VOICE, text) for text in cases.CUT_INS]
+    entries = {
+        f"{clip.name}.wav": asdict(clip)
+        | {"file": f"{clip.name}.wav", "path": str(folder / "user" / f"{clip.name}.wav")}
+        for clip in asked + cut_ins
+    }
+    return entries, tuple(f"{clip.name}.wav" for clip in asked), tuple(f"{clip.name}.wav" for clip in cut_ins)
 
 
 def case_clips(category: str, role: str) -> dict[str, dict[str, Any]]:
