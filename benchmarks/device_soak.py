@@ -76,10 +76,10 @@ from common.soak_script import (
 import voice
 from voice.allocator import keep_malloc_flat
 from voice.audio import devices as sound_devices
-from voice.audio.block import ENGINE_RATE
+from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.devices import rescan_devices
 from voice.audio.pulse import private_pulse
-from voice.audio.wav import read_wav
+from voice.audio.wav import read_wav, write_wav
 from voice.chat import driver
 from voice.chat.driver import (
     DeviceConversation,
@@ -283,6 +283,11 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             devices={**talk.device_counters(), "speaker_rests": speakers.rests},
             echo_lag=echo_lag(canceller) if args.lag and isinstance(canceller, RecordingCanceller) else None,
         )
+        if args.keep_audio is not None and isinstance(canceller, RecordingCanceller):
+            args.keep_audio.mkdir(parents=True, exist_ok=True)
+            for name in ("mic", "reference", "cleaned"):  # on the mic clock from its first block
+                kept = np.concatenate(getattr(canceller, name))
+                write_wav(args.keep_audio / f"{name}.wav", AudioBlock(kept, ENGINE_RATE))
         if args.television is not None:
             on_from = script.television_from
             result["television"] = {
@@ -368,6 +373,12 @@ def main() -> int:
         help="leave glibc malloc as it is (voice.allocator not applied)",
     )
     parser.add_argument("--lag", action="store_true", help="keep the mic and reference to report their lag")
+    parser.add_argument(
+        "--keep-audio",
+        type=Path,
+        metavar="DIR",
+        help="with --lag or --true-reaction: write the mic, the reference and what the canceller passed on",
+    )
     parser.add_argument(
         "--true-reaction",
         action="store_true",
