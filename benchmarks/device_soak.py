@@ -151,7 +151,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             )
         questions, interruptions = soak_script.QUESTIONS, soak_script.INTERRUPTIONS
         if args.television is not None:  # one user: only the conversation's speaker takes turns
-            user, questions, interruptions = soak_script.one_user(folder)
+            user, questions, interruptions = soak_script.one_user(folder, args.user_voice)
             manifest |= user
             paths |= {name: Path(entry["path"]) for name, entry in user.items()}
             alone |= {
@@ -173,7 +173,11 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             talk.runner.events.subscribe(script.watch.see)
         if args.television is not None:
             script.television = television(
-                folder, args.television, (args.limit_minutes or args.minutes + 10) * 60, paths[questions[0]]
+                folder,
+                args.television,
+                (args.limit_minutes or args.minutes + 10) * 60,
+                paths[questions[0]],
+                args.reader,
             )
         ignored: list[str] = []  # why each input was not taken
 
@@ -395,6 +399,15 @@ def main() -> int:
         type=float,
         metavar="DB",
         help="only the conversation's speaker takes turns, and a television DB under the questions talks on",
+    )
+    parser.add_argument(
+        "--reader", choices=sorted(soak_script.READERS), default="austen", help="with --television: who reads"
+    )
+    parser.add_argument(
+        "--user-voice",
+        type=int,
+        default=soak_script.USER_VOICE,
+        help="with --television: full_duplex's voice N",
     )
     parser.add_argument("--against", type=Path, help="another source tree to soak first, for before/after")
     args = parser.parse_args()

@@ -47,6 +47,10 @@ STORY = (
 SHORT = "Okay, I will stop there."
 IDLE_BEFORE_NEXT_S = 1.5
 USER_VOICE = 0  # full_duplex_cases.VOICES' first: the one user of a run with a television
+READERS = {  # the television: a real reader of audio/real/
+    "austen": tuple(f"austen_{n}" for n in (870, 880, 890, 920, 930)),
+    "two_cities": tuple(f"two_cities-{n:02d}" for n in range(1, 17)),
+}
 STUCK_S = 150.0  # a story that never ends (the assistant keeps restarting it) must not stall the script
 WORD_DELAY_S = 0.03
 
@@ -317,9 +321,9 @@ def turns_so_far(recorder: Recorder) -> int:
     return max(recorder.turns, default=0)
 
 
-def television(folder: Path, under_db: float, seconds: float, question: Path) -> Path:
+def television(folder: Path, under_db: float, seconds: float, question: Path, reader: str = "austen") -> Path:
     """A WAV of a television talking on for ``seconds``, ``under_db`` under ``question``'s speech level."""
-    clips = [read_wav(AUDIO / "real" / f"austen_{n}.wav").samples for n in (870, 880, 890, 920, 930)]
+    clips = [read_wav(AUDIO / "real" / f"{name}.wav").samples for name in READERS[reader]]
     reading = np.concatenate(clips)
     reading = np.tile(reading, int(seconds * ENGINE_RATE // len(reading)) + 1)
     path = folder / "television.wav"
@@ -328,7 +332,9 @@ def television(folder: Path, under_db: float, seconds: float, question: Path) ->
     return path
 
 
-def one_user(folder: Path) -> tuple[dict[str, dict[str, Any]], tuple[str, ...], tuple[str, ...]]:
+def one_user(
+    folder: Path, voice: int = USER_VOICE
+) -> tuple[dict[str, dict[str, Any]], tuple[str, ...], tuple[str, ...]]:
     """Questions and cut-ins all said by one held-out espeak-ng voice of full_duplex.py's cases, as manifest
     entries, the questions and the cut-ins: where only the conversation's speaker takes turns, the fixtures'
     five voices (one of them the assistant's own, piper's joe) would be five people, not one user."""
@@ -338,8 +344,8 @@ def one_user(folder: Path) -> tuple[dict[str, dict[str, Any]], tuple[str, ...], 
 
     (folder / "user").mkdir(parents=True, exist_ok=True)
     clips = cases.Clips(folder / "user")
-    asked = [clips.espeak(USER_VOICE, text) for text in cases.QUESTIONS]
-    cut_ins = [clips.espeak(USER_VOICE, text) for text in cases.CUT_INS]
+    asked = [clips.espeak(voice, text) for text in cases.QUESTIONS]
+    cut_ins = [clips.espeak(voice, text) for text in cases.CUT_INS]
     entries = {
         f"{clip.name}.wav": asdict(clip)
         | {"file": f"{clip.name}.wav", "path": str(folder / "user" / f"{clip.name}.wav")}
