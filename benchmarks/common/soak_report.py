@@ -241,8 +241,9 @@ def speaker_scores(
     if not looped:
         return {}
 
-    def quartiles(print_of: Samples, stretches: list[Samples]) -> dict[str, Any]:
-        enrolled = embed(print_of)
+    looped_print, clean_print = embed(looped[0]), embed(clean[0])  # each print embedded once, used twice
+
+    def quartiles(enrolled: Tensor | None, stretches: list[Samples]) -> dict[str, Any]:
         scores = [
             cosine(enrolled, e) for e in map(embed, stretches) if e is not None and enrolled is not None
         ]
@@ -250,8 +251,8 @@ def speaker_scores(
         return {"n": len(scores), "min_q1_median_q3_max": [round(float(x), 3) for x in q]}
 
     return {
-        "user_through_the_loop": quartiles(looped[0], looped[1:]),
-        "user_as_written": quartiles(clean[0], clean[1:]),
-        "television_through_the_loop": quartiles(looped[0], tv[0::2]),
-        "television_as_written": quartiles(clean[0], tv[1::2]),
+        "user_through_the_loop": quartiles(looped_print, looped[1:]),
+        "user_as_written": quartiles(clean_print, clean[1:]),
+        "television_through_the_loop": quartiles(looped_print, tv[0::2]),
+        "television_as_written": quartiles(clean_print, tv[1::2]),
     }
