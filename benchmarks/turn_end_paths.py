@@ -7,7 +7,12 @@ onnxruntime fuses it, ``int8_unfused`` (its int8 fusions off), ``float32`` as Sm
 once at load) and ``reference`` that float32 graph through ONNX's own numpy evaluator; then the median cost of
 ``--calls`` calls of the features and of each session on one question.
 
-Usage: python benchmarks/turn_end_paths.py [--calls 30] [--against TREE] [--out FILE]
+``--ways`` and ``--fixtures`` narrow the run, for a slow machine: as an AVX2-only CPU
+(``scripts/as-avx2-only .venv/bin/python benchmarks/turn_end_paths.py --ways int8 float32``, emulated), ONNX's
+numpy evaluator over every fixture takes hours; the reference is the same on every CPU, so take it natively.
+
+Usage: python benchmarks/turn_end_paths.py [--calls 30] [--ways WAY ...] [--fixtures FILE ...]
+[--against TREE] [--out FILE]
 """
 
 from __future__ import annotations
@@ -53,25 +58,34 @@ def probability(outputs: Any) -> float:
     return round(float(np.ravel(outputs[0])[0]), 6)
 
 
-def paths(calls: int) -> dict[str, Any]:
-    """Smart Turn's probability of each fixture, whole and cut before its last word, four ways; the costs."""
+WAYS = ("int8", "int8_unfused", "float32", "reference")
+
+
+def paths(calls: int, ways: list[str], only: list[str] | None = None) -> dict[str, Any]:
+    """Smart Turn's probability of each fixture (or of the ``only`` ones), whole and cut before its last word,
+    the chosen ``ways``; the costs of the sessions among them."""
     import onnxruntime
     from onnx.reference import ReferenceEvaluator
 
     from voice.turn_end.float_graph import float32_graph  # here: a tree from before it runs --against
 
     path, model = bundled_model_path(), SmartTurn()
-    sessions = {
-        "int8": onnx_session(path, "Smart Turn"),
-        "int8_unfused": unfused_session(path),
-        "float32": onnx_session(path, "Smart Turn", float32_graph),
+    made = {
+        "int8": lambda: onnx_session(path, "Smart Turn"),
+        "int8_unfused": lambda: unfused_session(path),
+        "float32": lambda: onnx_session(path, "Smart Turn", float32_graph),
     }
-    reference = ReferenceEvaluator(float32_graph(path))
+    sessions = {name: make() for name, make in made.items() if name in ways}
+    reference = ReferenceEvaluator(float32_graph(path)) if "reference" in ways else None
     transcriber = WhisperTranscriber()
     manifest = json.loads((AUDIO / "manifest.json").read_text())
     pause = np.zeros(ENGINE_RATE // 5, np.float32)  # the 200 ms of silence after which the engine asks
     found = []
-    for fixture in (f for f in manifest["fixtures"] if f["kind"] == "speech"):
+    speech = [f for f in manifest["fixtures"] if f["kind"] == "speech"]
+    unknown = set(only or ()) - {f["file"] for f in speech}
+    if unknown:
+        raise SystemExit(f"--fixtures: {', '.join(sorted(unknown))} is no speech fixture of {AUDIO}")
+    for fixture in (f for f in speech if only is None or f["file"] in only):
         samples = read_wav(AUDIO / fixture["file"]).samples
         words = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE), word_timings=True).words
         for cut_s in [None] + ([round(words[-1].start_s, 2)] if len(words) > 1 else []):
@@ -81,7 +95,8 @@ def paths(calls: int) -> dict[str, Any]:
             row: dict[str, Any] = {"fixture": fixture["file"], "cut_s": cut_s}
             for name, session in sessions.items():
                 row[name] = probability(session.run(None, {"input_features": features}))
-            row["reference"] = probability(reference.run(None, {"input_features": features}))
+            if reference is not None:
+                row["reference"] = probability(reference.run(None, {"input_features": features}))
             found.append(row)
     question = AudioBlock(read_wav(AUDIO / "what-weather.wav").samples, ENGINE_RATE)
     features = model.features(question)
@@ -94,11 +109,13 @@ def paths(calls: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=30, help="calls timed per way (default 30)")
+    parser.add_argument("--ways", nargs="+", choices=WAYS, default=list(WAYS), help="ways (default all four)")
+    parser.add_argument("--fixtures", nargs="+", metavar="FILE", help="only these fixtures (default all)")
     common_options(parser)
     args = parser.parse_args()
     if args.calls < 1:
         parser.error("--calls must be at least 1")
-    return print_measured(__file__, args, lambda: paths(args.calls))
+    return print_measured(__file__, args, lambda: paths(args.calls, args.ways, args.fixtures))
 
 
 if __name__ == "__main__":

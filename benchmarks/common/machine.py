@@ -3,7 +3,8 @@
 Models run 3 to 5 times slower on an AVX2-only CPU than on an AVX-512/VNNI/AMX Xeon, and int8 kernels can
 even decide differently, so a figure without its CPU cannot be compared. ``with_cpu`` adds a ``cpu`` entry:
 the model name, the instruction sets that matter (voice/telemetry/machine.py) and the load average when the
-figures were printed.
+figures were printed. Under an emulator (``qemu-x86_64`` with ``QEMU_CPU=EPYC-Rome``, an AVX2-only AMD EPYC)
+/proc/cpuinfo still describes the host, so ``emulated`` then gives the CPU the process was shown.
 """
 
 from __future__ import annotations
@@ -29,10 +30,36 @@ def _this_cpu() -> Any:
     return module.this_cpu()
 
 
+# numpy's names, from the cpuid instruction, for voice/telemetry/machine.py's X86_SETS.
+_NUMPY_SETS = {
+    "avx2": "AVX2",
+    "fma": "FMA3",
+    "f16c": "F16C",
+    "avx512f": "AVX512F",
+    "avx512_vnni": "AVX512VNNI",
+}
+
+
+def _sets_shown() -> dict[str, bool] | None:
+    """The x86 sets cpuid shows this process (an emulator's, not the host's), where numpy can read them."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:
+        return None
+    if not features.get("SSE2"):
+        return None
+    return {name: bool(features.get(key)) for name, key in _NUMPY_SETS.items()}
+
+
 def cpu_facts() -> dict[str, Any]:
-    """This CPU's model, architecture, cores and instruction sets, and the 1, 5 and 15 minute load."""
+    """This CPU's model, architecture, cores and instruction sets, and the 1, 5 and 15 minute load; where
+    the process was shown other instruction sets than the host has (an emulator), those too."""
     cpu = _this_cpu()
-    return cpu.as_json() | {"load_average_1_5_15": [round(load, 2) for load in os.getloadavg()]}
+    facts = cpu.as_json() | {"load_average_1_5_15": [round(load, 2) for load in os.getloadavg()]}
+    shown = _sets_shown()
+    if shown is not None and cpu.sets and any(cpu.sets.get(name) != there for name, there in shown.items()):
+        facts["emulated"] = {"qemu_cpu": os.environ.get("QEMU_CPU"), "sets": shown}
+    return facts
 
 
 def with_cpu(result: dict[str, Any]) -> dict[str, Any]:
