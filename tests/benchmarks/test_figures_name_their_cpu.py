@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.benchmark_modules import BENCHMARKS, benchmark_module
-from voice.telemetry.machine import this_cpu
+from voice.telemetry.machine import Cpu, this_cpu
 
 machine: Any = benchmark_module("common.machine")
 HELPERS = {"with_cpu", "cpu_facts"}
@@ -69,3 +69,30 @@ def test_the_cpu_entry_holds_the_model_its_instruction_sets_and_the_load() -> No
     assert named["cpu"]["model"] == cpu.model
     assert named["cpu"]["sets"] == cpu.sets
     assert len(named["cpu"]["load_average_1_5_15"]) == 3
+
+
+WIDE = {"avx2": True, "fma": True, "f16c": True, "avx512f": True, "avx512_vnni": True}
+
+
+def test_figures_taken_under_an_emulator_name_the_cpu_the_program_was_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under qemu /proc/cpuinfo describes the host; the sets cpuid showed the program chose its kernels."""
+    host = Cpu("AMD EPYC", "x86_64", 2, {**WIDE, "avx_vnni": False, "amx_int8": False})
+    monkeypatch.setattr(machine, "_this_cpu", lambda: host)
+    monkeypatch.setenv("QEMU_CPU", "EPYC-Rome")
+    shown = {**WIDE, "avx512f": False, "avx512_vnni": False}
+    monkeypatch.setattr(machine, "_sets_shown", lambda: shown)
+
+    facts = machine.cpu_facts()
+
+    assert facts["sets"]["avx512f"] is True
+    assert facts["emulated"] == {"qemu_cpu": "EPYC-Rome", "sets": shown}
+
+
+def test_figures_taken_natively_say_nothing_of_an_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = Cpu("AMD EPYC", "x86_64", 2, {**WIDE, "avx_vnni": False, "amx_int8": False})
+    monkeypatch.setattr(machine, "_this_cpu", lambda: host)
+    monkeypatch.setattr(machine, "_sets_shown", lambda: dict(WIDE))
+
+    assert "emulated" not in machine.cpu_facts()
