@@ -12,11 +12,12 @@ $SUDO apt-get update -qq
 # piper's phonemes and fixtures; sox and PulseAudio for audio tests; libspeexdsp for the linear echo canceller;
 # chromium and its driver for the kiosk page's browser tests; prometheus (and promtool) for the metrics tests,
 # which start their own on loopback (the package's own service is not needed: policy may keep it stopped);
-# qemu-user for scripts/as-avx2-only, which runs the tests as an AVX2-only CPU would on a wider one.
+# qemu-user and debootstrap for scripts/as-avx2-only and scripts/as-arm64, which run the tests as an AVX2-only
+# or an ARM64 CPU would.
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3-venv python3-dev build-essential cmake \
     libportaudio2 espeak-ng sox pulseaudio alsa-utils libasound2-plugins libspeexdsp1 \
-    chromium chromium-driver prometheus qemu-user >/dev/null
+    chromium chromium-driver prometheus qemu-user debootstrap >/dev/null
 
 [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
 PY=.venv/bin/python

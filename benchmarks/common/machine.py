@@ -3,8 +3,8 @@
 Models run 3 to 5 times slower on an AVX2-only CPU than on an AVX-512/VNNI/AMX Xeon, and int8 kernels can
 even decide differently, so a figure without its CPU cannot be compared. ``with_cpu`` adds a ``cpu`` entry:
 the model name, the instruction sets that matter (voice/telemetry/machine.py) and the load average when the
-figures were printed. Under an emulator (``qemu-x86_64`` with ``QEMU_CPU=EPYC-Rome``, an AVX2-only AMD EPYC)
-/proc/cpuinfo still describes the host, so ``emulated`` then gives the CPU the process was shown.
+figures were printed. Under qemu's emulator (scripts/as-avx2-only) /proc/cpuinfo still describes the host, so
+``emulated`` then gives the CPU the process was shown.
 """
 
 from __future__ import annotations
@@ -52,13 +52,16 @@ def _sets_shown() -> dict[str, bool] | None:
 
 
 def cpu_facts() -> dict[str, Any]:
-    """This CPU's model, architecture, cores and instruction sets, and the 1, 5 and 15 minute load; where
-    the process was shown other instruction sets than the host has (an emulator), those too."""
+    """This CPU's model, architecture, cores and instruction sets, and the 1, 5 and 15 minute load; under an
+    emulator (scripts/as-avx2-only, scripts/as-arm64) ``emulated``: the CPU and sets the program was shown."""
     cpu = _this_cpu()
     facts = cpu.as_json() | {"load_average_1_5_15": [round(load, 2) for load in os.getloadavg()]}
+    named = os.environ.get("VOICE_EMULATED_CPU")
     shown = _sets_shown()
-    if shown is not None and cpu.sets and any(cpu.sets.get(name) != there for name, there in shown.items()):
-        facts["emulated"] = {"qemu_cpu": os.environ.get("QEMU_CPU"), "sets": shown}
+    differs = shown is not None and bool(cpu.sets) and any(cpu.sets.get(k) != v for k, v in shown.items())
+    if named or differs:
+        sets = shown if differs else cpu.sets
+        facts["emulated"] = {"cpu": named or os.environ.get("QEMU_CPU"), "sets": sets}
     return facts
 
 

@@ -80,19 +80,20 @@ def test_figures_taken_under_an_emulator_name_the_cpu_the_program_was_shown(
     """Under qemu /proc/cpuinfo describes the host; the sets cpuid showed the program chose its kernels."""
     host = Cpu("AMD EPYC", "x86_64", 2, {**WIDE, "avx_vnni": False, "amx_int8": False})
     monkeypatch.setattr(machine, "_this_cpu", lambda: host)
-    monkeypatch.setenv("QEMU_CPU", "EPYC-Rome")
+    monkeypatch.setenv("VOICE_EMULATED_CPU", "AMD EPYC-Rome")
     shown = {**WIDE, "avx512f": False, "avx512_vnni": False}
     monkeypatch.setattr(machine, "_sets_shown", lambda: shown)
 
     facts = machine.cpu_facts()
 
     assert facts["sets"]["avx512f"] is True
-    assert facts["emulated"] == {"qemu_cpu": "EPYC-Rome", "sets": shown}
+    assert facts["emulated"] == {"cpu": "AMD EPYC-Rome", "sets": shown}
 
 
 def test_figures_taken_natively_say_nothing_of_an_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
     host = Cpu("AMD EPYC", "x86_64", 2, {**WIDE, "avx_vnni": False, "amx_int8": False})
     monkeypatch.setattr(machine, "_this_cpu", lambda: host)
     monkeypatch.setattr(machine, "_sets_shown", lambda: dict(WIDE))
+    monkeypatch.delenv("VOICE_EMULATED_CPU", raising=False)
 
     assert "emulated" not in machine.cpu_facts()
