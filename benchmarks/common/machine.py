@@ -51,18 +51,23 @@ def _sets_shown() -> dict[str, bool] | None:
     return {name: bool(features.get(key)) for name, key in _NUMPY_SETS.items()}
 
 
+def emulated(host_sets: dict[str, bool] | None, shown: dict[str, bool] | None, named: str | None) -> Any:
+    """What an emulator showed the program: the CPU it was told (``named``), and the sets cpuid showed where
+    they differ from the host's /proc/cpuinfo ones; None when nothing says it was emulated."""
+    differs = shown is not None and bool(host_sets) and any(host_sets.get(k) != v for k, v in shown.items())
+    if not named and not differs:
+        return None
+    return {"cpu": named, "sets": shown if differs else host_sets}
+
+
 def cpu_facts() -> dict[str, Any]:
     """This CPU's model, architecture, cores and instruction sets, and the 1, 5 and 15 minute load; under an
     emulator (scripts/as-avx2-only, scripts/as-arm64) ``emulated``: the CPU and sets the program was shown."""
     cpu = _this_cpu()
     facts = cpu.as_json() | {"load_average_1_5_15": [round(load, 2) for load in os.getloadavg()]}
-    named = os.environ.get("VOICE_EMULATED_CPU")
-    shown = _sets_shown()
-    differs = shown is not None and bool(cpu.sets) and any(cpu.sets.get(k) != v for k, v in shown.items())
-    if named or differs:
-        sets = shown if differs else cpu.sets
-        facts["emulated"] = {"cpu": named or os.environ.get("QEMU_CPU"), "sets": sets}
-    return facts
+    named = os.environ.get("VOICE_EMULATED_CPU") or os.environ.get("QEMU_CPU")
+    shown = emulated(cpu.sets, _sets_shown(), named)
+    return facts if shown is None else facts | {"emulated": shown}
 
 
 def with_cpu(result: dict[str, Any]) -> dict[str, Any]:

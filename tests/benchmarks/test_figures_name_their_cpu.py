@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.benchmark_modules import BENCHMARKS, benchmark_module
-from voice.telemetry.machine import Cpu, this_cpu
+from voice.telemetry.machine import this_cpu
 
 machine: Any = benchmark_module("common.machine")
 HELPERS = {"with_cpu", "cpu_facts"}
@@ -74,26 +74,19 @@ def test_the_cpu_entry_holds_the_model_its_instruction_sets_and_the_load() -> No
 WIDE = {"avx2": True, "fma": True, "f16c": True, "avx512f": True, "avx512_vnni": True}
 
 
-def test_figures_taken_under_an_emulator_name_the_cpu_the_program_was_shown(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_figures_taken_under_an_emulator_name_the_cpu_the_program_was_shown() -> None:
     """Under qemu /proc/cpuinfo describes the host; the sets cpuid showed the program chose its kernels."""
-    host = Cpu("AMD EPYC", "x86_64", 2, {**WIDE, "avx_vnni": False, "amx_int8": False})
-    monkeypatch.setattr(machine, "_this_cpu", lambda: host)
-    monkeypatch.setenv("VOICE_EMULATED_CPU", "AMD EPYC-Rome")
-    shown = {**WIDE, "avx512f": False, "avx512_vnni": False}
-    monkeypatch.setattr(machine, "_sets_shown", lambda: shown)
+    narrow = {**WIDE, "avx512f": False, "avx512_vnni": False}
 
-    facts = machine.cpu_facts()
-
-    assert facts["sets"]["avx512f"] is True
-    assert facts["emulated"] == {"cpu": "AMD EPYC-Rome", "sets": shown}
+    assert machine.emulated(WIDE, narrow, "AMD EPYC-Rome") == {"cpu": "AMD EPYC-Rome", "sets": narrow}
+    assert machine.emulated(WIDE, narrow, None) == {"cpu": None, "sets": narrow}
 
 
-def test_figures_taken_natively_say_nothing_of_an_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
-    host = Cpu("AMD EPYC", "x86_64", 2, {**WIDE, "avx_vnni": False, "amx_int8": False})
-    monkeypatch.setattr(machine, "_this_cpu", lambda: host)
-    monkeypatch.setattr(machine, "_sets_shown", lambda: dict(WIDE))
-    monkeypatch.delenv("VOICE_EMULATED_CPU", raising=False)
+def test_an_emulated_arm_core_is_named_with_the_sets_its_cpuinfo_gives() -> None:
+    arm = {"neon": True, "dotprod": False, "i8mm": False}
 
-    assert "emulated" not in machine.cpu_facts()
+    assert machine.emulated(arm, None, "ARM cortex-a72") == {"cpu": "ARM cortex-a72", "sets": arm}
+
+
+def test_figures_taken_natively_say_nothing_of_an_emulator() -> None:
+    assert machine.emulated(WIDE, dict(WIDE), None) is None
