@@ -69,6 +69,11 @@ def paths(calls: int, ways: list[str], only: list[str] | None = None) -> dict[st
 
     from voice.turn_end.float_graph import float32_graph  # here: a tree from before it runs --against
 
+    manifest = json.loads((AUDIO / "manifest.json").read_text())
+    speech = [f for f in manifest["fixtures"] if f["kind"] == "speech"]
+    unknown = set(only or ()) - {f["file"] for f in speech}
+    if unknown:  # said before the models load: emulated, that takes minutes
+        raise SystemExit(f"--fixtures: {', '.join(sorted(unknown))} is no speech fixture of {AUDIO}")
     path, model = bundled_model_path(), SmartTurn()
     made = {
         "int8": lambda: onnx_session(path, "Smart Turn"),
@@ -78,13 +83,8 @@ def paths(calls: int, ways: list[str], only: list[str] | None = None) -> dict[st
     sessions = {name: make() for name, make in made.items() if name in ways}
     reference = ReferenceEvaluator(float32_graph(path)) if "reference" in ways else None
     transcriber = WhisperTranscriber()
-    manifest = json.loads((AUDIO / "manifest.json").read_text())
     pause = np.zeros(ENGINE_RATE // 5, np.float32)  # the 200 ms of silence after which the engine asks
     found = []
-    speech = [f for f in manifest["fixtures"] if f["kind"] == "speech"]
-    unknown = set(only or ()) - {f["file"] for f in speech}
-    if unknown:
-        raise SystemExit(f"--fixtures: {', '.join(sorted(unknown))} is no speech fixture of {AUDIO}")
     for fixture in (f for f in speech if only is None or f["file"] in only):
         samples = read_wav(AUDIO / fixture["file"]).samples
         words = transcriber.transcribe(AudioBlock(samples, ENGINE_RATE), word_timings=True).words

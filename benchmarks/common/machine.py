@@ -51,7 +51,9 @@ def _sets_shown() -> dict[str, bool] | None:
     return {name: bool(features.get(key)) for name, key in _NUMPY_SETS.items()}
 
 
-def emulated(host_sets: dict[str, bool] | None, shown: dict[str, bool] | None, named: str | None) -> Any:
+def emulated(
+    host_sets: dict[str, bool] | None, shown: dict[str, bool] | None, named: str | None
+) -> dict[str, Any] | None:
     """What an emulator showed the program: the CPU it was told (``named``), and the sets cpuid showed where
     they differ from the host's /proc/cpuinfo ones; None when nothing says it was emulated."""
     differs = shown is not None and bool(host_sets) and any(host_sets.get(k) != v for k, v in shown.items())
