@@ -163,19 +163,6 @@ def test_the_speaker_cutting_in_while_another_voice_goes_on_cuts_the_reply_from_
     assert 1.0 * ENGINE_RATE <= heard.start - began <= 2.0 * ENGINE_RATE
 
 
-def test_the_speakers_cut_in_into_another_voice_is_found_a_quarter_second_after_it_outweighs_it() -> None:
-    kiosk = asked_and_answered()
-
-    played = kiosk.speak([(TELEVISION, 2.1), (USER, 2.0)], "Stop, what about Sunday?")
-
-    # the window holds more of the speaker than of the television from 2.6 s; judged every quarter second,
-    # the reply falls silent by 2.9 s (judged every half second, it played on past 3.0 s)
-    onset = round(2.1 * ENGINE_RATE) // BLOCK
-    silent_from = next(i for i, block in enumerate(played) if i > onset and not block.any())
-    assert silent_from * BLOCK <= 2.9 * ENGINE_RATE
-    assert kiosk.recorder.turns[1].interrupted
-
-
 def test_a_cut_in_among_another_voice_ends_where_the_speakers_voice_does_not_where_the_other_stops() -> None:
     kiosk = asked_and_answered()
     parts = [(TELEVISION, 2.0), (USER, 2.0), (TELEVISION, 6.0)]  # the television never pauses

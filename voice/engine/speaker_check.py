@@ -9,8 +9,8 @@ Four kinds of stretch are judged:
   one that ended before its 1 s verdict, at a short pause, is caught there);
 - over a reply, the open utterance at ``JUDGE_AT_S`` from its onset: another voice resumes the reply, and
   the rest of that voice is *overheard*, its VAD events kept from the engine's table;
-- while a voice is overheard, its last ``WINDOW_S`` every ``OVERHEARD_STEP_S``: the speaker's voice in it
-  (the user cutting in while the television goes on) becomes an utterance from that window on;
+- while a voice is overheard, its last ``WINDOW_S`` every ``STEP_S``: the speaker's voice in it (the user
+  cutting in while the television goes on) becomes an utterance from that window on;
 - every open utterance, from ``FOLLOW_FROM_S`` on, the same way (*followed*): once the speaker's voice was
   heard in it, ``STOPPED_AFTER`` windows in a row under ``SPEAKER_GONE_BELOW`` end it where the speaker's
   voice ended (the television talking on holds no turn open), and the voice going on after it is overheard.
@@ -36,9 +36,6 @@ ANOTHER_VOICE = "another voice"  # why an utterance was ignored, as the log and 
 JUDGE_AT_S = (0.5, 1.0)  # over a reply, seconds from onset at which the open utterance is judged
 WINDOW_S = 1.0  # the overheard voice's stretch judged for the speaker's...
 STEP_S = 0.5  # ...this often
-# An overheard voice's window is judged twice as often: the speaker cutting into it no louder than it is
-# found up to a quarter second sooner, at 4 embeddings a second (a few % of a core) while one is overheard.
-OVERHEARD_STEP_S = 0.25
 MIN_VOICED_S = 0.5  # a verdict on a shorter stretch is not taken: too little voice to refuse anyone
 # Under SHORT_S a stretch scores low even in the speaker's own voice: the 0.66 of whole clips refused half
 # the held-out users' 0.5 s stretches over a television, the tuning pool's 0.5 s equal-error point none
@@ -189,7 +186,7 @@ class SpeakerCheck:
         """The overheard voice's last ``WINDOW_S`` (``overheard_due`` said it is time)."""
         overheard = self.overheard
         assert overheard is not None  # callers check overheard_due first
-        overheard.next_judged_at = clock + round(OVERHEARD_STEP_S * self.rate)
+        overheard.next_judged_at = clock + round(STEP_S * self.rate)
         recent = self._recent(audio)
         return self._ask("overheard", overheard.start, recent, recent.duration_s)
 
@@ -297,7 +294,7 @@ class SpeakerCheck:
     def overhear(self, start: int, clock: int, heard: AudioBlock | None = None) -> None:
         """The open utterance begun at ``start`` is another voice (``heard``: its audio so far): the rest
         of it is overheard."""
-        self.overheard = Overheard(start, clock + round(OVERHEARD_STEP_S * self.rate))
+        self.overheard = Overheard(start, clock + round(STEP_S * self.rate))
         self._other_heard_at = clock
         self._open_marks = None
         self._level.reset()
@@ -339,11 +336,11 @@ class SpeakerCheck:
         after, self._overhear_after = self._overhear_after, None
         ended, self._overheard_ended = self._overheard_ended, None
         if ended is not None and onset - ended <= round(OVERHEARD_GAP_S * self.rate):
-            self.overheard = Overheard(onset, onset + round(OVERHEARD_STEP_S * self.rate))
+            self.overheard = Overheard(onset, onset + round(STEP_S * self.rate))
             return True  # its level is known still: a louder voice over it is found at once
         if after is None or abs(onset - after) > round(STEP_S * self.rate):
             return False
-        self.overheard = Overheard(onset, onset + round(OVERHEARD_STEP_S * self.rate))
+        self.overheard = Overheard(onset, onset + round(STEP_S * self.rate))
         self._level.reset()
         return True
 
