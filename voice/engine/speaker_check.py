@@ -35,7 +35,7 @@ SPEAKERS = ("conversation", "anyone")  # [turn] speaker: whose voice takes turns
 ANOTHER_VOICE = "another voice"  # why an utterance was ignored, as the log and the stream say it
 JUDGE_AT_S = (0.5, 1.0)  # over a reply, seconds from onset at which the open utterance is judged
 WINDOW_S = 1.0  # the overheard voice's stretch judged for the speaker's...
-STEP_S = 0.5  # ...this often
+STEP_S = 0.5  # ...this often: every 0.25 s let a television's window pass 0.66 twice as often (§10)
 MIN_VOICED_S = 0.5  # a verdict on a shorter stretch is not taken: too little voice to refuse anyone
 # Under SHORT_S a stretch scores low even in the speaker's own voice: the 0.66 of whole clips refused half
 # the held-out users' 0.5 s stretches over a television, the tuning pool's 0.5 s equal-error point none
