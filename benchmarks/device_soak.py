@@ -48,6 +48,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -95,6 +96,25 @@ from voice.runtime import ChatModelThinker, Work
 
 BLOCK_TIMES_KEPT = 200_000  # the latest mic blocks timed (over 2 hours of 40 ms blocks)
 QUIET_BEFORE_SAMPLE_S = 1.0  # listening, nothing queued to play, this long: no call's buffers are held
+
+
+def keep_played(
+    folder: Path, script: Script, manifest: dict[str, dict[str, Any]], paths: dict[str, Path]
+) -> None:
+    """Beside the kept audio: each user WAV played (copied: the soak's own are in a temporary folder) and
+    played.json, where each was played on the mic clock and what it says, and when the television came on
+    (benchmarks/loop_words.py)."""
+    (folder / "user").mkdir(exist_ok=True)
+    played = []
+    for play in script.played:
+        shutil.copyfile(paths.get(play.wav, AUDIO / play.wav), folder / "user" / play.wav)
+        entry = manifest[play.wav]
+        played.append(
+            {"wav": play.wav, "clock": play.clock, "phase": play.phase, "interruption": play.interruption}
+            | {key: entry[key] for key in ("text", "start_s", "end_s") if key in entry}
+        )
+    kept = {"television_from": script.television_from, "played": played}  # mic clock, or None
+    (folder / "played.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
 
 def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
@@ -292,6 +312,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             for name in ("mic", "reference", "cleaned"):  # on the mic clock from its first block
                 kept = np.concatenate(getattr(canceller, name))
                 write_wav(args.keep_audio / f"{name}.wav", AudioBlock(kept, ENGINE_RATE))
+            keep_played(args.keep_audio, script, manifest, paths)
         if args.television is not None:
             on_from = script.television_from
             result["television"] = {
@@ -381,7 +402,8 @@ def main() -> int:
         "--keep-audio",
         type=Path,
         metavar="DIR",
-        help="with --lag or --true-reaction: write the mic, the reference and what the canceller passed on",
+        help="with --lag or --true-reaction: write the mic, the reference and what the canceller passed on, "
+        "and the user's WAVs with played.json (where each was played: benchmarks/loop_words.py)",
     )
     parser.add_argument(
         "--true-reaction",
