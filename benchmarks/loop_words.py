@@ -38,6 +38,7 @@ from common.word_error import wer
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.audio.wav import read_wav
+from voice.errors import VoiceError
 from voice.models.resolve import asr_model
 
 REPLY_PLAYING_DB = -50.0  # the reference over the span louder than this: the user spoke over a reply
@@ -136,7 +137,18 @@ def main() -> None:
         raise SystemExit(
             f"{args.keep_audio}: no played.json (device_soak.py --true-reaction --keep-audio DIR writes it)"
         )
-    played = spans(args.keep_audio)
+    try:
+        played = spans(args.keep_audio)
+    except (
+        VoiceError,
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as exc:  # another tool's or version's folder
+        raise SystemExit(
+            f"{args.keep_audio}: not what device_soak.py --keep-audio writes ({exc!r})"
+        ) from None
 
     def measure() -> dict[str, Any]:
         ways: dict[str, Any] = {}
