@@ -107,7 +107,8 @@ def keep_played(
     (folder / "user").mkdir(exist_ok=True)
     played = []
     for play in script.played:
-        shutil.copyfile(paths.get(play.wav, AUDIO / play.wav), folder / "user" / play.wav)
+        if not (folder / "user" / play.wav).exists():  # a WAV played again is kept once
+            shutil.copyfile(paths.get(play.wav, AUDIO / play.wav), folder / "user" / play.wav)
         entry = manifest[play.wav]
         played.append(
             {"wav": play.wav, "clock": play.clock, "phase": play.phase, "interruption": play.interruption}

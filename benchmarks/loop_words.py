@@ -103,6 +103,7 @@ def word_errors(played: list[dict[str, Any]], transcriber: WhisperTranscriber) -
     groups = {
         "over_a_reply_with_the_television": (True, True),
         "in_the_quiet_with_the_television": (False, True),
+        "over_a_reply_before_it": (True, False),
         "in_the_quiet_before_it": (False, False),
     }
     for group, (over, television) in groups.items():
@@ -139,13 +140,8 @@ def main() -> None:
         )
     try:
         played = spans(args.keep_audio)
-    except (
-        VoiceError,
-        OSError,
-        ValueError,
-        KeyError,
-        TypeError,
-    ) as exc:  # another tool's or version's folder
+    # another tool's folder, or an older played.json: said in one line
+    except (VoiceError, OSError, ValueError, KeyError, TypeError) as exc:
         raise SystemExit(
             f"{args.keep_audio}: not what device_soak.py --keep-audio writes ({exc!r})"
         ) from None
