@@ -24,6 +24,9 @@ piper's first chunk costs the same), medians over ``--runs`` runs of each, inter
 - ``auto_into_pause``: turns of ``auto`` whose reply started before the user's last word, over those three
   fixtures and timer-pause (every one with a 0.4-0.55 s mid-sentence pause).
 
+Each eagerness hears with whisper as `voice chat` builds it for that eagerness (under ``high``, choosing a
+question's words greedily, not with the beam: ``models_for``).
+
 ``--against TREE`` runs the same first on that tree's voice package; a tree from before the setting runs
 as it is (``as_is``: the fixed 520 ms hold), so both sit side by side (with --realtime, ``rows`` puts the
 two trees' medians next to each other).
@@ -130,14 +133,28 @@ def per_cue(report: dict[str, Any], fixtures: dict[str, dict[str, Any]]) -> list
     return rows
 
 
+def models_for(eagerness: Any, default: Any) -> Any:
+    """The models as `voice chat` builds them for ``eagerness``: under high, whisper choosing words greedily
+    (a tree from before that choice has one way, ``default``)."""
+    if eagerness is None or eagerness.value != "high":
+        return default
+    try:
+        from voice.speech_backends import SpeechChoice
+
+        return load_speech_models(SpeechChoice(asr_greedy=True))
+    except (ImportError, TypeError):
+        return default
+
+
 def measure() -> dict[str, Any]:
-    models = load_speech_models()
+    loaded = load_speech_models()
     fixtures = manifest()
     result: dict[str, Any] = {"pauses": {}, "never_pauses": {}, "pauses_then_not": {}}
     with tempfile.TemporaryDirectory(prefix="eagerness-") as folder:
         work = Path(folder)
         for eagerness in settings():
             name = "as_is" if eagerness is None else eagerness.value
+            models = models_for(eagerness, loaded)
             rows = []
             for wav in PAUSED:
                 path = scenario(work, (wav,), f"{name}-{wav}")
@@ -191,6 +208,7 @@ def median(values: list[Any]) -> float | None:
 def measure_realtime(runs: int) -> dict[str, Any]:
     """The eagerness rows in real time: each cell ``runs`` times, the cells interleaved (the load moves)."""
     models = load_speech_models()
+    chosen_models = {setting: models_for(setting, models) for setting in settings()}
     chosen = {setting.value if setting else "as_is": setting for setting in settings()}
     chosen.pop("low", None)  # no row of the table
     auto = chosen.get("auto", chosen.get("as_is"))
@@ -210,7 +228,8 @@ def measure_realtime(runs: int) -> dict[str, Any]:
             for name, eagerness in chosen.items():
                 for wav in (*REALTIME_ALONE, *(("timer-pause.wav",) if eagerness is auto else ())):
                     path = realtime_scenario(work, [(wav, 0.5)], f"{name}-{wav}-{number}")
-                    rows, _ = realtime_run(path, work / f"out-{name}-{wav}-{number}", eagerness, models)
+                    ran = chosen_models[eagerness]
+                    rows, _ = realtime_run(path, work / f"out-{name}-{wav}-{number}", eagerness, ran)
                     alone[name] += rows
             path = realtime_scenario(work, never_cues, f"never-{number}")
             rows, changes = realtime_run(path, work / f"out-never-{number}", auto, models)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from voice.cli import main
-from voice.config.flags import add_speech_arguments
+from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.keys import BY_NAME
 from voice.config.settings import load_settings
 from voice.errors import ConfigError
@@ -84,6 +84,14 @@ def test_the_flags_and_the_environment_reach_the_table() -> None:
     )
     with pytest.raises(ConfigError, match="rate must be a sample rate in Hz"):
         load_settings(parser.parse_args(["--tts", "http://box/v1?rate=fast"]), {})
+
+
+def test_under_high_eagerness_whisper_is_chosen_greedy() -> None:
+    parser = argparse.ArgumentParser()
+    add_turn_arguments(parser)
+    assert load_settings(parser.parse_args(["--eagerness", "high"]), {}).speech.asr_greedy
+    assert not load_settings(parser.parse_args(["--eagerness", "auto"]), {}).speech.asr_greedy
+    assert not load_settings(parser.parse_args([]), {}).speech.asr_greedy
 
 
 def test_voice_say_speaks_with_the_configured_server_and_says_so_when_it_is_down(

@@ -65,7 +65,8 @@ def load_speech_models(choice: SpeechChoice | None = None) -> SpeechModels:
     a server's model is not loaded here. Turn-end judgement stays local either way.
     """
     choice = choice or SpeechChoice()
-    transcriber, synthesizer = prepare_transcriber(choice), prepare_synthesizer(choice)
+    greedy = {"beam_size": 1} if choice.asr_greedy and choice.asr_url is None else None
+    transcriber, synthesizer = prepare_transcriber(choice, tuning=greedy), prepare_synthesizer(choice)
     return SpeechModels(assistant_ears(transcriber(), choice.asr_context), synthesizer(), SmartTurn())
 
 

@@ -132,6 +132,8 @@ class SpeechChoice:
     ``asr_model`` and ``tts_voice`` name local models (None: the bundled tiny.en and en_US-joe-medium; see
     the module's docstring for ``NAME:MODEL``); ``asr_url`` and ``tts_url`` name speech servers used instead,
     with ``api_key`` for them. ``asr_context``: the recogniser hears the assistant's last question as context.
+    ``asr_greedy``: a local whisper chooses a question's words greedily, not with its beam (eagerness
+    ``high``, where the answer goes as soon as the words are in: voice.asr.short_window).
     """
 
     asr_model: str | None = None
@@ -140,6 +142,7 @@ class SpeechChoice:
     tts_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     asr_context: bool = False
+    asr_greedy: bool = False
 
 
 def server_forms(role: Role) -> str:

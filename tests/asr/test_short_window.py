@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tests.support.word_error import words_wrong
-from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, window_frames
+from voice.asr.guard import words_of
+from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, times_said_again, window_frames
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
@@ -35,6 +36,32 @@ def test_a_looping_decode_is_told_from_a_sentence() -> None:
     assert repeats_itself("Stop! " * 40)
     assert not repeats_itself("Tell me a short story about a fox.")
     assert not repeats_itself("")
+
+
+def test_a_word_said_again_in_a_row_is_counted() -> None:
+    assert times_said_again("Sorry. Sorry.") == 1
+    assert times_said_again("Okay. Okay. Okay.") == 2
+    assert times_said_again("Set it for five, for five minutes.") == 1  # a run of two words, said again
+    assert times_said_again("Tell me a short story about a fox.") == 0
+    assert times_said_again("") == 0
+
+
+AUDIO = Path(__file__).resolve().parents[2] / "audio"
+
+
+@pytest.mark.models
+def test_the_beam_chooses_the_words_and_greedy_where_the_sentence_ends() -> None:
+    beam = WhisperTranscriber(WhisperSettings(beam_size=5))
+    greedy = WhisperTranscriber(WhisperSettings(beam_size=1))
+    weekend = read_wav(AUDIO / "what-weekend.wav")
+    said = "Actually, what about the weekend?"
+
+    heard = beam.transcribe(weekend).text
+
+    assert words_wrong(said, heard) <= 1, heard
+    assert heard[-1] == greedy.transcribe(weekend).text[-1]  # greedy's ending: the turn rules were made on it
+    # alone, the beam hears the cut window's padding as "right" once more; greedy hears it twice, as said
+    assert words_of(beam.transcribe(read_wav(AUDIO / "nod-right-right-gbf2.wav")).text) == ["right", "right"]
 
 
 @pytest.mark.models

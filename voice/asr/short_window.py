@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from voice.asr.context import with_ending_of
 from voice.audio.block import Samples
 
 FULL_WINDOW_FRAMES = 3000  # whisper's 30 s window, in 10 ms mel frames
@@ -28,6 +29,7 @@ REPEATS_ABOVE = 2.4  # whisper's own test: text that compresses better than this
 NO_SPEECH_ABOVE = 0.6  # with an average log-probability under -1: no words at all, as faster-whisper rules
 LOW_LOGPROB = -1.0
 FIRST_TIMESTAMP_AT_MOST = 50  # in 20 ms steps: faster-whisper's bound on where the first segment starts
+REPEAT_WORDS_AT_MOST = 3  # the longest run times_said_again looks for
 PROMPT_TOKENS_AT_MOST = 223  # faster-whisper's bound on earlier text: half its 448-token context, less one
 
 
@@ -43,6 +45,16 @@ def repeats_itself(text: str) -> bool:
     return bool(data) and len(data) / len(zlib.compress(data)) > REPEATS_ABOVE
 
 
+def times_said_again(text: str) -> int:
+    """How often ``text`` says a word, or a run of up to three, again right after it ("Sorry. Sorry.": 1)."""
+    words = [w for w in (w.strip(".,!?;:'\"").lower() for w in text.split()) if w]
+    return sum(
+        words[i : i + n] == words[i + n : i + 2 * n]
+        for n in range(1, REPEAT_WORDS_AT_MOST + 1)
+        for i in range(len(words) - 2 * n + 1)
+    )
+
+
 class ShortWindowDecoder:
     """Greedy or beam decoding of one utterance on a cut window, for a faster-whisper model.
 
@@ -50,6 +62,14 @@ class ShortWindowDecoder:
     does not suit the utterance (too long, a model that must detect its language): the full window
     should be used. The prompts share one encoder pass, most of a short decode's cost. ``timestamps``
     has whisper mark segments as it goes (the text is the same words without the marks).
+
+    Each text is decoded greedily, and that decode says whether there are words, whether whisper looped and
+    where the sentence ends (the end-of-turn rules were made on it). With a ``beam_size`` over 1 and no
+    timestamps, a beam then chooses the words: it heard real held-out voices' questions at word error 0.047
+    against greedy's 0.058, but on its own it closed a comma pause with a full stop ("Sorry." of "Sorry,
+    I meant on Sunday.") and heard the cut window's padding as the words again ("Okay. Okay. Okay."), so
+    a beam that says a word again more often than greedy is not used. Over timestamps it repeated more:
+    greedy only.
     """
 
     def __init__(self, model: Any, language: str | None, beam_size: int) -> None:
@@ -104,17 +124,8 @@ class ShortWindowDecoder:
         start = self._timed_prompt if timestamps else self._plain_prompt
         before = self._tokenizer.encode(" " + prompt.strip())[-PROMPT_TOKENS_AT_MOST:] if prompt else []
         tokens_in = [self._tokenizer.sot_prev, *before, *start] if before else start
-        result = self._model.model.generate(
-            encoded,
-            [tokens_in],
-            beam_size=self._beam_size,
-            max_length=len(tokens_in) + (2 * token_limit if timestamps else token_limit),
-            return_scores=True,
-            return_no_speech_prob=True,
-            suppress_blank=True,
-            suppress_tokens=self._suppress,
-            max_initial_timestamp_index=FIRST_TIMESTAMP_AT_MOST,
-        )[0]
+        max_length = len(tokens_in) + (2 * token_limit if timestamps else token_limit)
+        result = self._generate(encoded, tokens_in, 1, max_length)
         decoded = result.sequences_ids[0]
         tokens = [token for token in decoded if token < self._first_timestamp]
         text = str(self._tokenizer.decode(tokens)).strip()
@@ -125,4 +136,24 @@ class ShortWindowDecoder:
             return ""
         if logprob_above is not None and average_logprob <= logprob_above:
             return ""
-        return text
+        if timestamps or self._beam_size == 1 or not text:
+            return text
+        beamed = self._generate(encoded, tokens_in, self._beam_size, max_length).sequences_ids[0]
+        words = str(self._tokenizer.decode(beamed)).strip()
+        looped = len(beamed) >= token_limit or repeats_itself(words)
+        if not words or looped or times_said_again(words) > times_said_again(text):
+            return text  # a beam's repeat is the padding heard as more words
+        return with_ending_of(words, text)
+
+    def _generate(self, encoded: Any, tokens_in: list[int], beam: int, max_length: int) -> Any:
+        return self._model.model.generate(
+            encoded,
+            [tokens_in],
+            beam_size=beam,
+            max_length=max_length,
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=self._suppress,
+            max_initial_timestamp_index=FIRST_TIMESTAMP_AT_MOST,
+        )[0]

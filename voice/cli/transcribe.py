@@ -20,7 +20,9 @@ def register(subparsers: Any) -> None:
     transcribe.add_argument("file", help="a WAV file (any rate, channel count or sample format)")
     add_config_argument(transcribe)
     add_hearing_arguments(transcribe)
-    transcribe.add_argument("--beam-size", type=int, help="whisper's beam search width (default: 1)")
+    transcribe.add_argument(
+        "--beam-size", type=int, help="the beam choosing a short utterance's words (default: 5)"
+    )
     transcribe.add_argument(
         "--language",
         help="whisper's language code, or auto to detect it with a multilingual model (default: en)",

@@ -82,9 +82,16 @@ class Settings:
 
     @property
     def speech(self) -> SpeechChoice:
-        """The whisper and piper to load, or the speech servers to use instead."""
+        """The whisper and piper to load, or the speech servers to use instead; under eagerness ``high``
+        whisper decodes greedily (its beam costs 40-80 ms a question, which only ``high`` waits for)."""
         return SpeechChoice(
-            self.asr_model, self.tts_voice, self.asr_url, self.tts_url, self.speech_api_key, self.asr_context
+            self.asr_model,
+            self.tts_voice,
+            self.asr_url,
+            self.tts_url,
+            self.speech_api_key,
+            self.asr_context,
+            asr_greedy=self.eagerness is Eagerness.HIGH,
         )
 
     def value(self, key: str) -> Any:
