@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.word_error import words_wrong
 from voice.asr.guard import words_of
-from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, times_said_again, window_frames
+from voice.asr.short_window import FULL_WINDOW_FRAMES, repeats_itself, said_again, window_frames
 from voice.asr.whisper import WhisperSettings, WhisperTranscriber
 from voice.audio.block import ENGINE_RATE, AudioBlock
 from voice.audio.wav import read_wav
@@ -38,12 +38,12 @@ def test_a_looping_decode_is_told_from_a_sentence() -> None:
     assert not repeats_itself("")
 
 
-def test_a_word_said_again_in_a_row_is_counted() -> None:
-    assert times_said_again("Sorry. Sorry.") == 1
-    assert times_said_again("Okay. Okay. Okay.") == 2
-    assert times_said_again("Set it for five, for five minutes.") == 1  # a run of two words, said again
-    assert times_said_again("Tell me a short story about a fox.") == 0
-    assert times_said_again("") == 0
+def test_the_words_said_again_in_a_row_are_counted() -> None:
+    assert said_again("Sorry. Sorry.") == 1
+    assert said_again("Okay. Okay. Okay.") == 2
+    assert said_again("Set it for five, for five minutes.") == 2  # a run of two words, said again
+    assert said_again("Tell me a short story about a fox.") == 0
+    assert said_again("") == 0
 
 
 AUDIO = Path(__file__).resolve().parents[2] / "audio"

@@ -31,13 +31,13 @@ import webrtcvad
 
 from voice.asr.context import prompt_from
 from voice.asr.port import Transcriber, Transcript
+from voice.asr.transcript_words import longest_run
 from voice.audio.block import ENGINE_RATE, AudioBlock, Samples
 from voice.cancel import CancelToken
 from voice.errors import ModelError
 
 SAME_WORD_AT_MOST = 3
 SAME_PHRASE_AT_MOST = 2
-LONGEST_PHRASE = 4
 WORDS_PER_VOICED_S = 8.0
 EXTRA_WORDS = 2
 LEAST_VOICED_S = 0.1
@@ -74,19 +74,6 @@ def voiced_seconds(samples: Samples) -> float:
         and vad.is_speech(frame.tobytes(), ENGINE_RATE)
     )
     return voiced * _FRAME / ENGINE_RATE
-
-
-def longest_run(words: list[str]) -> tuple[int, int]:
-    """(phrase length, times in a row) of the most repeated run of one phrase of 1-4 words in ``words``."""
-    worst = (1, 1 if words else 0)
-    for size in range(1, LONGEST_PHRASE + 1):
-        for start in range(len(words) - size + 1):
-            phrase, times = words[start : start + size], 1
-            while words[start + times * size : start + (times + 1) * size] == phrase:
-                times += 1
-            if times > 1 and times * size > worst[0] * worst[1]:
-                worst = (size, times)
-    return worst
 
 
 def why_unusable(text: str, voiced_s: float, context: str = "") -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from voice.asr.context import with_ending_of
+from voice.asr.transcript_words import longest_run, spoken_words
 from voice.audio.block import Samples
 
 FULL_WINDOW_FRAMES = 3000  # whisper's 30 s window, in 10 ms mel frames
@@ -29,7 +30,6 @@ REPEATS_ABOVE = 2.4  # whisper's own test: text that compresses better than this
 NO_SPEECH_ABOVE = 0.6  # with an average log-probability under -1: no words at all, as faster-whisper rules
 LOW_LOGPROB = -1.0
 FIRST_TIMESTAMP_AT_MOST = 50  # in 20 ms steps: faster-whisper's bound on where the first segment starts
-REPEAT_WORDS_AT_MOST = 3  # the longest run times_said_again looks for
 PROMPT_TOKENS_AT_MOST = 223  # faster-whisper's bound on earlier text: half its 448-token context, less one
 
 
@@ -45,14 +45,10 @@ def repeats_itself(text: str) -> bool:
     return bool(data) and len(data) / len(zlib.compress(data)) > REPEATS_ABOVE
 
 
-def times_said_again(text: str) -> int:
-    """How often ``text`` says a word, or a run of up to three, again right after it ("Sorry. Sorry.": 1)."""
-    words = [w for w in (w.strip(".,!?;:'\"").lower() for w in text.split()) if w]
-    return sum(
-        words[i : i + n] == words[i + n : i + 2 * n]
-        for n in range(1, REPEAT_WORDS_AT_MOST + 1)
-        for i in range(len(words) - 2 * n + 1)
-    )
+def said_again(text: str) -> int:
+    """How many words ``text`` says again in its most repeated run ("Sorry. Sorry.": 1, "Sorry,": 0)."""
+    size, times = longest_run(spoken_words(text))
+    return size * max(0, times - 1)
 
 
 class ShortWindowDecoder:
@@ -141,7 +137,7 @@ class ShortWindowDecoder:
         beamed = self._generate(encoded, tokens_in, self._beam_size, max_length).sequences_ids[0]
         words = str(self._tokenizer.decode(beamed)).strip()
         looped = len(beamed) >= token_limit or repeats_itself(words)
-        if not words or looped or times_said_again(words) > times_said_again(text):
+        if not words or looped or said_again(words) > said_again(text):
             return text  # a beam's repeat is the padding heard as more words
         return with_ending_of(words, text)
 

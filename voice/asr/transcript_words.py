@@ -1,7 +1,8 @@
 """How a transcript's words are read: lower case, without whisper's sound notes, one spelling a word.
 
 Shared by what judges transcripts (voice.engine: echo, backchannels, stop phrases) and by ASR's own second
-look at a listener's words (voice.asr.listener_words), so both read "OK", "Mhm" and "(coughs)" alike.
+look at a listener's words (voice.asr.listener_words), so both read "OK", "Mhm" and "(coughs)" alike; and
+how a phrase said again and again is found (``longest_run``: the word guard's loops, the beam's repeats).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ _WORD = re.compile(r"[a-z0-9']+")
 _SPELLINGS = {"okay": "ok", "yea": "yeah", "yeh": "yeah"}
 _HUM = re.compile(r"^(?=[mh]*m)[mh]+$")
 HUM = "mmhmm"
+LONGEST_PHRASE = 4  # the longest phrase longest_run looks for said again and again
 
 
 def spoken_words(text: str) -> list[str]:
@@ -37,3 +39,16 @@ def word_keys(text: str) -> list[str]:
 def phrase_key(phrase: str) -> str:
     """A phrase of a list as one run of letters ("I see" is "isee", "uh-huh" is "uhhuh")."""
     return "".join(word_keys(phrase))
+
+
+def longest_run(words: list[str]) -> tuple[int, int]:
+    """(phrase length, times in a row) of the most repeated run of one phrase of 1-4 words in ``words``."""
+    worst = (1, 1 if words else 0)
+    for size in range(1, LONGEST_PHRASE + 1):
+        for start in range(len(words) - size + 1):
+            phrase, times = words[start : start + size], 1
+            while words[start + times * size : start + (times + 1) * size] == phrase:
+                times += 1
+            if times > 1 and times * size > worst[0] * worst[1]:
+                worst = (size, times)
+    return worst
