@@ -12,6 +12,7 @@ from voice.cli import main
 from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.keys import BY_NAME
 from voice.config.settings import load_settings
+from voice.engine.hold import Eagerness
 from voice.errors import ConfigError
 from voice.speech_backends import (
     BACKENDS,
@@ -92,6 +93,8 @@ def test_under_high_eagerness_whisper_is_chosen_greedy() -> None:
     assert load_settings(parser.parse_args(["--eagerness", "high"]), {}).speech.asr_greedy
     assert not load_settings(parser.parse_args(["--eagerness", "auto"]), {}).speech.asr_greedy
     assert not load_settings(parser.parse_args([]), {}).speech.asr_greedy
+    auto = load_settings(parser.parse_args([]), {})
+    assert auto.speech_for(Eagerness.HIGH).asr_greedy  # `voice simulate` on a scenario that pins high
 
 
 def test_voice_say_speaks_with_the_configured_server_and_says_so_when_it_is_down(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ from voice.asr.partial_whisper import whisper_partials
 from voice.components import load_speech_models, telling_voices_apart
 from voice.config.flags import add_speech_arguments, add_turn_arguments
 from voice.config.settings import add_config_argument, load_settings
-from voice.engine.hold import Eagerness
 from voice.sim.run import prepare_out_dir, run_scenario
 from voice.sim.scenario import RealLlm, load_scenario
 
@@ -50,10 +48,9 @@ def _simulate(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     prepare_out_dir(args.out, args.force)
     speaker = scenario.speaker or configured.speaker
-    pinned = args.eagerness is None and scenario.eagerness is not None
-    eagerness = scenario.eagerness if pinned else configured.eagerness
-    speech = replace(configured.speech, asr_greedy=eagerness is Eagerness.HIGH)  # whisper as chat runs it
-    models = telling_voices_apart(load_speech_models(speech), speaker)
+    pinned = scenario.eagerness if args.eagerness is None else None
+    eagerness = pinned or configured.eagerness
+    models = telling_voices_apart(load_speech_models(configured.speech_for(eagerness)), speaker)
     from_config = isinstance(scenario.llm, RealLlm) and scenario.llm.from_config
     report = run_scenario(
         scenario,

@@ -82,8 +82,12 @@ class Settings:
 
     @property
     def speech(self) -> SpeechChoice:
-        """The whisper and piper to load, or the speech servers to use instead; under eagerness ``high``
-        whisper decodes greedily (its beam costs 40-80 ms a question, which only ``high`` waits for)."""
+        """The whisper and piper to load, or the speech servers to use instead, for this eagerness."""
+        return self.speech_for(self.eagerness)
+
+    def speech_for(self, eagerness: Eagerness) -> SpeechChoice:
+        """The speech to load for a run at ``eagerness``: under ``high`` whisper chooses words greedily (the
+        beam's 40-80 ms a question is waited for in full there; voice.asr.short_window)."""
         return SpeechChoice(
             self.asr_model,
             self.tts_voice,
@@ -91,7 +95,7 @@ class Settings:
             self.tts_url,
             self.speech_api_key,
             self.asr_context,
-            asr_greedy=self.eagerness is Eagerness.HIGH,
+            asr_greedy=eagerness is Eagerness.HIGH,
         )
 
     def value(self, key: str) -> Any:
