@@ -88,6 +88,11 @@ class EchoPath:
             return transcriber
         return TranscribingAsrSignal(transcriber, self._asr_signal)
 
+    def words_heard(self, onset: int, end: int) -> AudioBlock | None:
+        """What ASR heard of the utterance whose voice began at about ``onset``, up to ``end``
+        (AsrSignal.words_heard); None without a canceller (ASR heard the engine's audio)."""
+        return None if self._asr_signal is None else self._asr_signal.words_heard(onset, end)
+
     def clean(self, block: AudioBlock) -> AudioBlock:
         if self.canceller is None or self._asr_signal is None:
             return block

@@ -14,6 +14,7 @@ from voice.asr.port import TimedWord
 from voice.asr.whisper import WhisperTranscriber
 from voice.audio.asr_signal import (
     DOUBLE_TALK_REACH_MS,
+    ONSET_FRAME_MS,
     ONSET_MARGIN_MS,
     AsrSignal,
     user_onset,
@@ -145,6 +146,28 @@ def test_the_reach_back_stops_where_the_utterance_before_ended() -> None:
         (second.start, second.end),  # not back into the first: where the voice began is not known
         (second.start, second.start + 2 * ENGINE_RATE),
     ]
+
+
+def test_a_recording_keeps_of_a_cut_in_the_audio_asr_heard_from_where_the_voice_began() -> None:
+    """`voice chat --record-scenario` asks by the onset the stream told (to the ms): it gets what ASR
+    heard, before ASR was given the utterance and after, not the VAD's late cut."""
+    signal, mic = room(4.0, speaker_until_s=2.0, voice=((0.8, 3.5),))
+    utterance = cut(1.5, 2.0)  # the VAD's cut: its onset 0.3 s in
+    told_onset = round(1.8003 * ENGINE_RATE)
+
+    before = signal.words_heard(told_onset, utterance.end)
+    given = TranscribingAsrSignal(NotingTranscriber(SORRY), signal)
+    given.transcribe(utterance)
+    after = signal.words_heard(told_onset, utterance.end)
+
+    began = round(0.8 * ENGINE_RATE) - ONSET_MARGIN_MS * ENGINE_RATE // 1000
+    assert before is not None and after is not None
+    assert (after.start, after.end) == (began, utterance.end)
+    assert before.end == utterance.end  # before: found on the onset's own 20 ms grid
+    assert abs(before.start - began) <= ONSET_FRAME_MS * ENGINE_RATE // 1000
+    assert np.array_equal(after.samples, signal.words_for(utterance).samples)
+    assert signal.words_heard(told_onset, 10 * ENGINE_RATE).end == len(mic)  # no further than kept
+    assert room(45.0)[0].words_heard(told_onset, utterance.end) is None  # no longer kept
 
 
 def test_the_users_voice_is_found_where_the_canceller_stops_taking_most_of_the_mic_away() -> None:

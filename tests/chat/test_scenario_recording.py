@@ -99,6 +99,62 @@ def test_an_utterance_still_going_when_the_chat_stops_is_kept_to_the_end_of_the_
     assert clip.frames == round((2.0 - 1.0 + PRE_S) * ENGINE_RATE)
 
 
+def test_an_utterance_is_kept_as_asr_heard_it_from_where_its_voice_began(tmp_path: Path) -> None:
+    """Over a reply AEC3 mutes the start of a cut-in and the VAD finds it late; ASR reaches back to where
+    the voice began. The clip is ASR's audio and its cue moves with it, so the replay hears those words."""
+    recorder = Recorder()
+    asked: list[tuple[int, int]] = []
+    ramp = np.concatenate([b.samples for b in ramp_blocks(8.0)])
+
+    def words_heard(onset: int, end: int) -> AudioBlock | None:
+        asked.append((onset, end))
+        began = (
+            onset - round(0.7 * ENGINE_RATE)
+            if onset > 2 * ENGINE_RATE
+            else onset - round(PRE_S * ENGINE_RATE)
+        )
+        return AudioBlock(ramp[began:end] * -1, ENGINE_RATE, began)  # negated: not the engine's blocks
+
+    recording = ScenarioRecording(tmp_path / "cut-in.json", recorder, Eagerness.AUTO, words_heard)
+    a_cut_in_conversation(recorder)
+    for block in ramp_blocks(8.0):
+        recording.hear(block)
+    path = recording.write()
+
+    assert asked == [
+        (round(0.5 * ENGINE_RATE), round(1.9 * ENGINE_RATE)),
+        (3 * ENGINE_RATE, round(4.4 * ENGINE_RATE)),
+    ]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["user"][1] == {"wav": "cut-in-audio/utterance-2.wav", "during_reply": 1, "after_ms": 300}
+    clip = read_wav(tmp_path / "cut-in-audio" / "utterance-2.wav")
+    assert clip.samples[0] * -10 == pytest.approx(2.3, abs=1e-3)  # from where ASR began it
+    assert clip.frames == round((4.4 - 2.3) * ENGINE_RATE)
+
+
+def test_a_cut_in_asr_heard_from_before_the_reply_began_is_kept_from_the_reply_on(tmp_path: Path) -> None:
+    """While the canceller learns the room the reach back can take the echo's own start for the user's;
+    before the reply there was no voice (the VAD found it over the reply), and the cue stays the reply's."""
+    recorder = Recorder()
+    ramp = np.concatenate([b.samples for b in ramp_blocks(8.0)])
+
+    def words_heard(onset: int, end: int) -> AudioBlock | None:
+        began = onset - round(1.2 * ENGINE_RATE)  # the cut-in's onset at 3.0 s, the reply's at 2.0 s
+        return AudioBlock(ramp[began:end], ENGINE_RATE, began)
+
+    recording = ScenarioRecording(tmp_path / "early.json", recorder, Eagerness.AUTO, words_heard)
+    a_cut_in_conversation(recorder)
+    for block in ramp_blocks(8.0):
+        recording.hear(block)
+    path = recording.write()
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["user"][1] == {"wav": "early-audio/utterance-2.wav", "during_reply": 1, "after_ms": 0}
+    assert read_wav(tmp_path / "early-audio" / "utterance-2.wav").samples[0] * 10 == pytest.approx(
+        2.0, abs=1e-3
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "error"),
     [("scenario.txt", "a scenario file ends in .json"), ("missing/scenario.json", "no such folder")],

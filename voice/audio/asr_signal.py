@@ -40,6 +40,7 @@ USER_KEPT_DB = -6.0  # a frame where the canceller kept more of the mic than thi
 USER_LEVEL_DBFS = -55.0  # and is louder than this
 ONSET_GAP_MS = 200  # a pause in the user's voice longer than this ends the search back for its start
 ONSET_MARGIN_MS = 100  # start this much before the first frame found: the soft start of a word
+SAME_CUT_FRAMES = 3  # an onset known to the ms finds its utterance's span within this many frames
 SPANS_KEPT = 8  # the latest utterances transcribed: a reach back stops at the end of the one before
 GATE_HISTORY_MS = 2000  # the canceller's echo loss is the median over this much of the speaker's sound
 GATE_MIN_MS = 500  # and needs this much of it since the echo path last moved, else the gate stays shut
@@ -181,27 +182,51 @@ class AsrSignal:
         """The linear canceller's output over ``utterance``; if the speaker was audible as it began,
         from where the user's voice really began, up to DOUBLE_TALK_REACH_MS earlier (never back into
         the utterance before it). The utterance as the VAD cut it if that audio is no longer kept."""
-        start, end = utterance.start, utterance.end
         with self._lock:
-            if self._end is None or self._first is None or end > self._end:
+            start = self._began(utterance.start, utterance.end)
+            if start is None:
                 return utterance
-            kept_from = max(self._first, self._end - len(self._words))
-            if start < kept_from:
-                return utterance
-            onset = min(end, start + DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000)
-            before = [e for s, e in self._spans if s < start]
-            reach_from = max(start - self._reach, kept_from, max(before, default=kept_from))
-            if reach_from < start and self._was_audible(reach_from, onset):
-                span = np.arange(reach_from, onset)
-                began = user_onset(
-                    np.take(self._words, span, mode="wrap"), np.take(self._raw, span, mode="wrap"), self.rate
-                )
-                if began is not None:
-                    start = min(start, reach_from + began)
-            if (utterance.start, end) not in self._spans:
-                self._spans.append((utterance.start, end))
-            words = np.take(self._words, np.arange(start, end), mode="wrap")
+            if (utterance.start, utterance.end) not in self._spans:
+                self._spans.append((utterance.start, utterance.end))
+            words = np.take(self._words, np.arange(start, utterance.end), mode="wrap")
         return AudioBlock(words.astype(np.float32), utterance.rate, start)
+
+    def words_heard(self, onset: int, end: int) -> AudioBlock | None:
+        """The linear output ASR hears of the utterance whose voice began at about ``onset`` (a stream
+        event's time, to the ms), from where ``words_for`` begins it up to ``end``; None if that audio
+        is no longer kept."""
+        pre_roll = DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000
+        slack = self._frame * SAME_CUT_FRAMES
+        with self._lock:
+            if self._end is None:
+                return None
+            end = min(end, self._end)
+            cut = [s for s, _ in self._spans if onset - pre_roll - slack <= s <= onset + slack]
+            # the VAD's cut as ASR was given it (its pre-roll stops at the utterance before), if given yet
+            began = self._began(min(cut, default=max(0, onset - pre_roll)), end)
+            if began is None:
+                return None
+            words = np.take(self._words, np.arange(began, max(began, end)), mode="wrap")
+        return AudioBlock(words.astype(np.float32), self.rate, began)
+
+    def _began(self, start: int, end: int) -> int | None:
+        """Where ASR hears the utterance cut over [``start``, ``end``) begin; None if not kept. (lock held)"""
+        if self._end is None or self._first is None or end > self._end:
+            return None
+        kept_from = max(self._first, self._end - len(self._words))
+        if start < kept_from:
+            return None
+        onset = min(end, start + DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000)
+        before = [e for s, e in self._spans if s < start]
+        reach_from = max(start - self._reach, kept_from, max(before, default=kept_from))
+        if reach_from < start and self._was_audible(reach_from, onset):
+            span = np.arange(reach_from, onset)
+            began = user_onset(
+                np.take(self._words, span, mode="wrap"), np.take(self._raw, span, mode="wrap"), self.rate
+            )
+            if began is not None:
+                return min(start, reach_from + began)
+        return start
 
     def _was_audible(self, start: int, end: int) -> bool:
         """Did the speaker play anything that could reach the mic in [start, end)? (lock held)"""

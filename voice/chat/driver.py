@@ -196,6 +196,11 @@ class DeviceConversation:
         if self._partials is not None:
             self._partials.show(enabled)
 
+    def words_heard(self, onset: int, end: int) -> AudioBlock | None:
+        """What ASR heard of the utterance whose voice began at about ``onset`` (mic clock), up to ``end``;
+        None where ASR heard the engine's own audio (no canceller)."""
+        return self._echo.words_heard(onset, end)
+
     @property
     def clock(self) -> int:
         """Mic clock sample after the last block handled."""

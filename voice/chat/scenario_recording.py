@@ -1,8 +1,10 @@
 """`voice chat --record-scenario FILE`: a live conversation written as a scenario (docs/architecture.md §4),
 so one that went wrong becomes a test `voice test` replays.
 
-What the user said is kept as the engine heard it (the mic after echo cancellation), one WAV per
-utterance; the replay plays them in a room without echo, so the pipeline hears what it heard live. The
+What the user said is kept as ASR heard it, one WAV per utterance: the mic with the echo subtracted
+linearly, over a reply from where the user's voice began, up to a second before the VAD's late onset
+under AEC3 (voice/audio/asr_signal.py); without an echo canceller, the mic as the engine heard it. The
+replay plays them in a room without echo, so the pipeline hears the words it heard live. The
 replies become scripted replies, each utterance a cue placed where it was said: before any reply
 played, at its time; after, that many ms after the latest reply began to play (LLM latency differs
 between the live model and the script, and a cut-in belongs to the reply it cut). The ``expect`` list
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,8 +56,17 @@ class ScenarioRecording:
     """Follows a conversation through ``recorder`` (its stream and log) and the blocks the engine heard
     (``hear``); `voice chat` hands in ``Recorder.following(runner)``."""
 
-    def __init__(self, path: Path, recorder: Recorder, eagerness: Eagerness) -> None:
+    def __init__(
+        self,
+        path: Path,
+        recorder: Recorder,
+        eagerness: Eagerness,
+        words_heard: Callable[[int, int], AudioBlock | None] | None = None,
+    ) -> None:
+        """``words_heard(onset, end)``: what ASR heard of the utterance whose voice began at ``onset``, up to
+        ``end``, where that is not the engine's audio (DeviceConversation's)."""
         self.path = path
+        self._words_heard = words_heard
         self.audio_dir = path.with_name(f"{path.stem}-audio")
         self._eagerness = eagerness
         self._recorder = recorder
@@ -78,14 +90,30 @@ class ScenarioRecording:
     def _cut(self, speech: RecordedSpeech) -> None:
         start = max(0, round((speech.start_s - PRE_S) * ENGINE_RATE))
         end = self._clock if speech.end_s is None else round((speech.end_s + POST_S) * ENGINE_RATE)
+        heard = self._asr_heard(round(speech.start_s * ENGINE_RATE), end)
+        if heard is not None:
+            # never from before the reply its voice began over: the cue belongs to that reply, and the
+            # reach back finds the echo's own start there while the canceller has yet to learn the room
+            played = [t.audio_start_s for t in self._recorder.turns.values() if t.audio_start_s is not None]
+            reply_from = max((s for s in played if s <= speech.start_s), default=0.0)
+            skip = max(0, round(reply_from * ENGINE_RATE) - heard.start)
+            self._keep(heard.start + skip, heard.samples[skip:])
+            return
         pieces = [
             block.samples[max(0, start - block.start) : max(0, end - block.start)]
             for block in self._blocks
             if block.end > start and block.start < end
         ]
         first = next((b.start for b in self._blocks if b.end > start), start)
-        samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
-        self._clips.append(Clip(f"utterance-{len(self._clips) + 1}.wav", max(start, first) / ENGINE_RATE))
+        self._keep(max(start, first), np.concatenate(pieces) if pieces else np.zeros(0, np.float32))
+
+    def _asr_heard(self, onset: int, end: int) -> AudioBlock | None:
+        """The utterance as ASR heard it, if that is not the engine's audio: from where ASR began it."""
+        heard = None if self._words_heard is None else self._words_heard(onset, end)
+        return None if heard is None or heard.frames == 0 else heard
+
+    def _keep(self, start: int, samples: np.ndarray) -> None:
+        self._clips.append(Clip(f"utterance-{len(self._clips) + 1}.wav", start / ENGINE_RATE))
         self._clip_samples.append(samples.astype(np.float32))
 
     def write(self) -> Path:

@@ -122,7 +122,9 @@ def _chat(args: argparse.Namespace) -> int:
         recording = None
         if args.record_scenario is not None:
             following = Recorder.following(talk.runner)
-            recording = ScenarioRecording(args.record_scenario, following, configured.eagerness)
+            recording = ScenarioRecording(
+                args.record_scenario, following, configured.eagerness, talk.words_heard
+            )
             talk.on_heard = recording.hear
             stack.callback(_write_scenario, recording)
         telemetry = Telemetry(
