@@ -511,7 +511,8 @@ class ActionRunner:
             if wanted.cancelled:
                 return []
             heard = self._transcriber.transcribe(audio, over_reply=over_reply, cancel=wanted, context=context)
-            return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text)]
+            reached_back = round(heard.earlier_s * audio.rate)
+            return [] if wanted.cancelled else [TranscriptReady(utterance, heard.text, reached_back)]
         finally:
             with self._asr_lock:
                 if self._asr_wanted.get(utterance) is wanted:

@@ -118,6 +118,7 @@ def test_speech_begun_over_the_assistant_is_heard_from_where_the_voice_began() -
     assert (words.start, words.end) == (began, utterance.end)
     shift = (utterance.start - began) / ENGINE_RATE
     assert transcript.words == (TimedWord("Sorry", 0.1 - shift, 0.4 - shift),)
+    assert transcript.earlier_s == shift  # the engine judges the words on all the voice ASR heard
 
 
 def test_without_a_beginning_within_reach_asr_hears_the_vads_cut() -> None:

@@ -210,8 +210,9 @@ def test_sharing_half_its_words_with_the_reply_does_not_make_speech_echo() -> No
     assert sounds_like_echo("but on Sunday it stays", played, 9)
 
 
-def speech_over_the_reply(voiced_samples: int, text: str) -> list[EngineAction]:
-    """The reply plays; the user (or leaked echo) is voiced for ``voiced_samples``; its transcript is back."""
+def speech_over_the_reply(voiced_samples: int, text: str, reached_back: int = 0) -> list[EngineAction]:
+    """The reply plays; the user (or leaked echo) is voiced for ``voiced_samples``; its transcript is back
+    (ASR heard ``reached_back`` samples before the VAD's cut too)."""
     room = Room()
     ask(room)
     room.synthesize(room.stream(1, REPLY))
@@ -220,11 +221,19 @@ def speech_over_the_reply(voiced_samples: int, text: str) -> list[EngineAction]:
     room.tick(VoiceStarted(onset))
     audio = AudioBlock(np.zeros(voiced_samples, np.float32), ENGINE_RATE, onset)
     room.tick(VoiceEnded(onset + voiced_samples, audio))
-    return room.engine.handle(TranscriptReady(2, text))
+    return room.engine.handle(TranscriptReady(2, text, reached_back))
 
 
 def test_a_scrap_of_leaked_echo_too_short_to_be_speech_resumes_the_reply() -> None:
     assert speech_over_the_reply(ENGINE_RATE // 5, "One step.") == [ResumePlayback(1)]  # 0.2 s voiced
+
+
+def test_a_cut_in_the_vad_found_late_is_judged_on_all_the_voice_asr_heard() -> None:
+    """Over a reply AEC3 mutes a cut-in's start and the VAD finds it late; ASR reaches back to where the
+    voice began. Its words, too many for the VAD's 0.9 s, were said over 1.7 s: the user's, not a scrap."""
+    said = "It's going to be a be sure it I meant on Sunday."  # echo before the user, then the user
+    assert speech_over_the_reply(round(0.9 * ENGINE_RATE), said) == [ResumePlayback(1)]
+    assert speech_over_the_reply(round(0.9 * ENGINE_RATE), said, round(0.8 * ENGINE_RATE))[0] == CancelTurn(1)
 
 
 @pytest.mark.parametrize("text", ["Stop.", "No.", "Wait, stop."])

@@ -33,7 +33,7 @@ class TranscribingAsrSignal:
             words, word_timings=word_timings, over_reply=over_reply, cancel=cancel, context=context
         )
         earlier = (audio.start - words.start) / audio.rate  # word times stay relative to ``audio``
-        if not earlier or not heard.words:
+        if not earlier:
             return heard
         timed = tuple(TimedWord(w.text, w.start_s - earlier, w.end_s - earlier) for w in heard.words)
-        return Transcript(heard.text, timed)
+        return Transcript(heard.text, timed, earlier_s=earlier)

@@ -21,10 +21,12 @@ class TimedWord:
 
 @dataclass(frozen=True)
 class Transcript:
-    """The recognized text; ``words`` is filled only when word timings were asked for."""
+    """The recognized text; ``words`` is filled only when word timings were asked for. ``earlier_s``:
+    ASR heard this much before the utterance it was given (the voice began before the VAD found it)."""
 
     text: str
     words: tuple[TimedWord, ...] = ()
+    earlier_s: float = 0.0
 
 
 class Transcriber(Protocol):

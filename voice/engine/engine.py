@@ -62,7 +62,7 @@ from voice.engine.replies import Replies
 from voice.engine.speaker_check import ANOTHER_VOICE, SpeakerCheck
 from voice.engine.tool_runs import HeldInput
 from voice.engine.user_input import fresh_id, seen, told_input
-from voice.engine.utterances import Utterances
+from voice.engine.utterances import Utterance, Utterances
 from voice.engine.words_judge import Verdict, WordsJudge
 from voice.errors import ProtocolError
 from voice.llm.retry import RetryPolicy
@@ -388,10 +388,13 @@ class Engine:
         if self.speaker.transcription_is_other(event.utterance):  # not the conversation's speaker: no turn
             self.speaker.heard_another(self._clock)
             return self._ignore(event.text, ANOTHER_VOICE)
-        verdict = self.judge.judge(event.text, said, *self.replies.overlapped())
+        # the words came from all ASR heard: a voice found late by the VAD said them over longer than its cut
+        # (taken from the onset, not the cut's pre-roll: a scrap is never judged longer than it was)
+        heard = Utterance(said.start - event.reached_back, said.end)
+        verdict = self.judge.judge(event.text, heard, *self.replies.overlapped())
         if verdict is Verdict.NOT_USER:
             return self._ignore(
-                event.text, self.judge.not_user_why(event.text, said, *self.replies.overlapped())
+                event.text, self.judge.not_user_why(event.text, heard, *self.replies.overlapped())
             )
         if verdict is Verdict.BACKCHANNEL:
             self.speaker.forget_transcription(event.utterance)

@@ -20,8 +20,12 @@ class MicAudio:
 
 @dataclass(frozen=True)
 class TranscriptReady:
+    """ASR's words for a transcription; ``reached_back``: samples of the user's voice before the VAD's cut
+    it heard too (voice/audio/asr_signal.py: over a reply the VAD finds a voice late)."""
+
     utterance: int
     text: str
+    reached_back: int = 0
 
 
 @dataclass(frozen=True)
