@@ -171,6 +171,38 @@ def test_a_recording_keeps_of_a_cut_in_the_audio_asr_heard_from_where_the_voice_
     assert room(45.0)[0].words_heard(told_onset, utterance.end) is None  # no longer kept
 
 
+class UnlearnedCanceller(SpeexEchoCanceller):
+    """A linear canceller that has not learned the room yet: it keeps the echo whole."""
+
+    def process(self, mic: AudioBlock, reference: AudioBlock) -> AudioBlock:
+        return mic
+
+
+def test_the_start_of_a_reply_the_canceller_has_not_learned_is_not_taken_for_the_users_voice() -> None:
+    """Quiet, then a reply whose echo the canceller keeps whole, and a user over it from 0.3 s in: the
+    silence before the reply made the echo's start look like the user's, and ASR heard a second of echo
+    as words ("It's going ..." before every cut-in in the session's first reply on the PulseAudio loop)."""
+    rng = np.random.default_rng(7)
+    frames = 4 * ENGINE_RATE
+    speaker = rng.standard_normal(frames).astype(np.float32) * 0.1
+    speaker[:ENGINE_RATE] = 0.0  # the reply begins at 1.0 s
+    user = rng.standard_normal(frames).astype(np.float32) * 0.05
+    user[: round(1.3 * ENGINE_RATE)] = 0.0
+    signal = AsrSignal(canceller=UnlearnedCanceller())
+    for start in range(0, frames, BLOCK):
+        span = slice(start, start + BLOCK)
+        signal.add(
+            AudioBlock(speaker[span] + user[span], ENGINE_RATE, start),
+            AudioBlock(speaker[span], ENGINE_RATE, start),
+        )
+    heard = NotingTranscriber(SORRY)
+    utterance = cut(1.7, 1.5)  # the VAD found the voice late, at 2.0 s: its reach starts in the quiet
+
+    TranscribingAsrSignal(heard, signal).transcribe(utterance)
+
+    assert heard.audio[0].start == utterance.start  # where the voice began is not known: the VAD's cut
+
+
 def test_the_users_voice_is_found_where_the_canceller_stops_taking_most_of_the_mic_away() -> None:
     rng = np.random.default_rng(2)
     raw = rng.standard_normal(ENGINE_RATE).astype(np.float32) * 0.1  # echo for 0.5 s, then echo and user

@@ -219,6 +219,9 @@ class AsrSignal:
         onset = min(end, start + DEFAULT_BARGE_IN.pre_roll_ms * self.rate // 1000)
         before = [e for s, e in self._spans if s < start]
         reach_from = max(start - self._reach, kept_from, max(before, default=kept_from))
+        # not from before the speaker's sound began: a voice there, with no echo to mute it, the VAD hears in
+        # time; the silence before a reply makes the echo's own start look like the user's to user_onset
+        reach_from = self._after_echo_free(reach_from, onset)
         if reach_from < start and self._was_audible(reach_from, onset):
             span = np.arange(reach_from, onset)
             began = user_onset(
@@ -227,6 +230,19 @@ class AsrSignal:
             if began is not None:
                 return min(start, reach_from + began)
         return start
+
+    def _after_echo_free(self, start: int, end: int) -> int:
+        """``start``, or the end of the last 10 ms frame in [``start``, ``end``) that no echo could reach.
+        (lock held)"""
+        first, last = start // self._frame, -(-end // self._frame)
+        if last <= first:
+            return start
+        frames = np.arange(first - self._tail, last)
+        audible = np.take(self._audible, frames, mode="wrap")
+        # a frame echo can reach: the speaker audible in it or in the ECHO_TAIL_MS before it
+        reachable = np.convolve(audible, np.ones(self._tail + 1, dtype=int), mode="valid") > 0
+        free = np.flatnonzero(~reachable)
+        return start if len(free) == 0 else max(start, (first + int(free[-1]) + 1) * self._frame)
 
     def _was_audible(self, start: int, end: int) -> bool:
         """Did the speaker play anything that could reach the mic in [start, end)? (lock held)"""
