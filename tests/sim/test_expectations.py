@@ -110,6 +110,14 @@ def test_each_kind_fails_on_a_run_that_differs_saying_what_differed(entry: dict[
     assert line in outcome.line
 
 
+def test_a_cue_that_opens_on_voice_cut_the_reply_though_the_onset_is_told_a_frame_before_it() -> None:
+    """The VAD's onset is its first voiced frame's start: 10 ms before the cue's first sample here."""
+    turns = cut_run().report["turns"]
+    opened = [turns[0] | {"barge_in_s": 4.89}, turns[1]]
+    outcome = check({"cut": 1, "by": 2}, cut_run(turns=opened))
+    assert outcome.status == "pass", outcome.line
+
+
 def test_the_heard_text_may_differ_from_the_replys_start_by_as_many_words_as_allowed() -> None:
     turns = cut_run().report["turns"]
     misheard = [turns[0] | {"spoken": "Tomorrow starts wet and"}, turns[1]]

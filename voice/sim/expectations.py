@@ -17,6 +17,10 @@ from typing import Any
 
 from voice.engine.transcripts import edit_distance
 
+# the VAD's onset is its first voiced 20 ms frame's start, told to the 10 ms: up to this long before the cue's
+# first sample when the cue opens on voice
+ONSET_SLACK_S = 0.05
+
 CARRIES = ("interrupted", "merged", "tool_result", "not_run")
 NOT_RUN = "Not run"  # the opening of a failed result for a call that never started (§1 rule 3)
 
@@ -207,7 +211,7 @@ class _RunView:
         at = cue.get("at_s")
         if at is None:
             return None
-        starts = [s["start_s"] for s in self.speech if at - 0.05 <= s["start_s"] <= stopped]
+        starts = [s["start_s"] for s in self.speech if at - ONSET_SLACK_S <= s["start_s"] <= stopped]
         return max(starts, default=None)
 
     def cutting_cue(self, turn: dict[str, Any]) -> int | None:
@@ -215,7 +219,9 @@ class _RunView:
         when = turn.get("barge_in_s") or turn.get("audio_end_s")
         if when is None:
             return None
-        placed = [n for n, c in self.cues.items() if c.get("at_s") is not None and c["at_s"] <= when + 0.001]
+        placed = [
+            n for n, c in self.cues.items() if c.get("at_s") is not None and c["at_s"] <= when + ONSET_SLACK_S
+        ]
         return max(placed, default=None)
 
 
