@@ -23,14 +23,17 @@ from voice.conversation.session_log import load_session
 SECONDS = 40
 
 
-def wait_for_heard_words(session: Path, timeout: float = 120.0) -> None:
-    """Until the session log says a word of the reply was heard (the reply is playing)."""
+def wait_for_heard_words(session: Path, times: int = 2, timeout: float = 120.0) -> None:
+    """Until the session log has said ``times`` that words of the reply were heard (it plays, about half a
+    second apart): the cut-in then comes a second or more into the session's first reply. Sooner, the
+    linear canceller has yet to learn the room, and whisper heard "Sorry, I meant on Sunday." over its echo
+    as no words in 1 of 8 tries 0.5 s in (a defect of its own, noted in issue 47, not this test's subject)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if session.exists() and '"type": "heard"' in session.read_text(encoding="utf-8"):
+        if session.exists() and session.read_text(encoding="utf-8").count('"type": "heard"') >= times:
             return
         time.sleep(0.05)
-    raise AssertionError("no word of a reply was heard")
+    raise AssertionError("the reply was not heard playing")
 
 
 @pytest.mark.device
