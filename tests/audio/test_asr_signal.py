@@ -162,7 +162,8 @@ def test_a_recording_keeps_of_a_cut_in_the_audio_asr_heard_from_where_the_voice_
     after = signal.words_heard(told_onset, utterance.end)
 
     began = round(0.8 * ENGINE_RATE) - ONSET_MARGIN_MS * ENGINE_RATE // 1000
-    assert before is not None and after is not None
+    assert before is not None
+    assert after is not None
     assert (after.start, after.end) == (began, utterance.end)
     assert before.end == utterance.end  # before: found on the onset's own 20 ms grid
     assert abs(before.start - began) <= ONSET_FRAME_MS * ENGINE_RATE // 1000
