@@ -155,6 +155,27 @@ def test_a_cut_in_asr_heard_from_before_the_reply_began_is_kept_from_the_reply_o
     )
 
 
+def test_a_cut_in_whose_pre_roll_began_before_the_reply_is_kept_from_the_reply_on(tmp_path: Path) -> None:
+    """A voice 0.1 s into the reply: its 0.3 s pre-roll began before it; the cue belongs to the reply."""
+    recorder = Recorder()
+    recording = ScenarioRecording(tmp_path / "soon.json", recorder, Eagerness.AUTO)
+    see = recorder.see
+    see({"type": "response.created", "turn": 1})
+    see({"type": "state", "state": "speaking"})
+    see({"type": "output_audio.started", "turn": 1, "t": 2.0})
+    see({"type": "input.speech_started", "t": 2.1})
+    see({"type": "input.speech_stopped", "t": 3.0})
+    for block in ramp_blocks(5.0):
+        recording.hear(block)
+    path = recording.write()
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["user"] == [{"wav": "soon-audio/utterance-1.wav", "during_reply": 1, "after_ms": 0}]
+    clip = read_wav(tmp_path / "soon-audio" / "utterance-1.wav")
+    assert clip.samples[0] * 10 == pytest.approx(2.0, abs=1e-3)
+    assert clip.frames == round((3.0 + POST_S - 2.0) * ENGINE_RATE)
+
+
 @pytest.mark.parametrize(
     ("name", "error"),
     [("scenario.txt", "a scenario file ends in .json"), ("missing/scenario.json", "no such folder")],

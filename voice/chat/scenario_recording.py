@@ -90,31 +90,30 @@ class ScenarioRecording:
     def _cut(self, speech: RecordedSpeech) -> None:
         start = max(0, round((speech.start_s - PRE_S) * ENGINE_RATE))
         end = self._clock if speech.end_s is None else round((speech.end_s + POST_S) * ENGINE_RATE)
-        heard = self._asr_heard(round(speech.start_s * ENGINE_RATE), end)
-        if heard is not None:
-            # never from before the reply its voice began over: the cue belongs to that reply, and the
-            # reach back finds the echo's own start there while the canceller has yet to learn the room
-            played = [t.audio_start_s for t in self._recorder.turns.values() if t.audio_start_s is not None]
-            reply_from = max((s for s in played if s <= speech.start_s), default=0.0)
-            skip = max(0, round(reply_from * ENGINE_RATE) - heard.start)
-            self._keep(heard.start + skip, heard.samples[skip:])
-            return
+        heard = self._asr_heard(round(speech.start_s * ENGINE_RATE), end) or self._engine_heard(start, end)
+        # never from before the reply the voice began over (the pre-roll or ASR's reach back can begin
+        # sooner): the cue belongs to that reply
+        played = [t.audio_start_s for t in self._recorder.turns.values() if t.audio_start_s is not None]
+        reply_from = max((s for s in played if s <= speech.start_s), default=0.0)
+        skip = min(heard.frames, max(0, round(reply_from * ENGINE_RATE) - heard.start))
+        self._clips.append(Clip(f"utterance-{len(self._clips) + 1}.wav", (heard.start + skip) / ENGINE_RATE))
+        self._clip_samples.append(heard.samples[skip:].astype(np.float32))
+
+    def _engine_heard(self, start: int, end: int) -> AudioBlock:
+        """The blocks the engine heard over [``start``, ``end``), as far as they are kept."""
         pieces = [
             block.samples[max(0, start - block.start) : max(0, end - block.start)]
             for block in self._blocks
             if block.end > start and block.start < end
         ]
         first = next((b.start for b in self._blocks if b.end > start), start)
-        self._keep(max(start, first), np.concatenate(pieces) if pieces else np.zeros(0, np.float32))
+        samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+        return AudioBlock(samples.astype(np.float32), ENGINE_RATE, max(start, first))
 
     def _asr_heard(self, onset: int, end: int) -> AudioBlock | None:
         """The utterance as ASR heard it, if that is not the engine's audio: from where ASR began it."""
         heard = None if self._words_heard is None else self._words_heard(onset, end)
         return None if heard is None or heard.frames == 0 else heard
-
-    def _keep(self, start: int, samples: np.ndarray) -> None:
-        self._clips.append(Clip(f"utterance-{len(self._clips) + 1}.wav", start / ENGINE_RATE))
-        self._clip_samples.append(samples.astype(np.float32))
 
     def write(self) -> Path:
         """Write the WAVs and the scenario (any utterance still open is cut where the audio ends)."""

@@ -390,11 +390,11 @@ class Engine:
             return self._ignore(event.text, ANOTHER_VOICE)
         # the words came from all ASR heard: a voice found late by the VAD said them over longer than its cut
         # (taken from the onset, not the cut's pre-roll: a scrap is never judged longer than it was)
-        heard = Utterance(said.start - event.reached_back, said.end)
-        verdict = self.judge.judge(event.text, heard, *self.replies.overlapped())
+        spoken = Utterance(said.start - event.reached_back, said.end)
+        verdict = self.judge.judge(event.text, spoken, *self.replies.overlapped())
         if verdict is Verdict.NOT_USER:
             return self._ignore(
-                event.text, self.judge.not_user_why(event.text, heard, *self.replies.overlapped())
+                event.text, self.judge.not_user_why(event.text, spoken, *self.replies.overlapped())
             )
         if verdict is Verdict.BACKCHANNEL:
             self.speaker.forget_transcription(event.utterance)
