@@ -17,8 +17,8 @@ from typing import Any
 
 from voice.engine.transcripts import edit_distance
 
-# the VAD's onset is its first voiced 20 ms frame's start, told to the 10 ms: up to this long before the cue's
-# first sample when the cue opens on voice
+# the VAD's onset is the start of its first voiced 20 ms frame: when a cue opens on voice, that can be up to
+# a frame (and the stream's rounding of its time) before the cue's first sample
 ONSET_SLACK_S = 0.05
 
 CARRIES = ("interrupted", "merged", "tool_result", "not_run")
