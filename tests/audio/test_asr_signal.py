@@ -261,6 +261,12 @@ CUT_INS_OVER_LOUD_ECHO = [  # (echo delay ms, cut-in ms into the story): AEC3's 
     (0, 5100),
     (50, 5100),
     (150, 5250),
+    # in the session's first reply, before the live canceller had learned the echo: the reply played on
+    # (50/400, 50/800, 150/800, 150/1200) or took other words, until ASR heard it cancelled in hindsight
+    (50, 400),
+    (50, 800),
+    (150, 800),
+    (150, 1200),
 ]
 
 
@@ -418,3 +424,55 @@ def test_with_an_echo_in_the_room_noise_the_vad_hears_no_residual_echo() -> None
     signal = headset(user_from_s=99.0, echo=0.3)  # the echo about as loud as the noise
 
     assert vad_hears(signal, 1.0, 6.0) < 0.02
+
+
+def first_reply(user_from_s: float, signal: AsrSignal, seconds: float = 4.0) -> tuple[AudioBlock, np.ndarray]:
+    """A session's first reply begins 1 s in and comes back 60 ms late at full level; a user as loud
+    cuts in ``user_from_s`` into it, and the VAD cuts the utterance 0.2 s after the voice began. What ASR
+    hears of it, and the user's voice alone."""
+    rng = np.random.default_rng(5)
+    frames = round(seconds * ENGINE_RATE)
+    speaker = rng.standard_normal(frames).astype(np.float32) * 0.1
+    speaker[:ENGINE_RATE] = 0.0
+    delay = 60 * ENGINE_RATE // 1000
+    echo = np.concatenate((np.zeros(delay, np.float32), speaker[:-delay]))
+    user = rng.standard_normal(frames).astype(np.float32) * 0.1
+    user[: round((1.0 + user_from_s) * ENGINE_RATE)] = 0.0
+    for start in range(0, frames, BLOCK):
+        span = slice(start, start + BLOCK)
+        signal.add(
+            AudioBlock(echo[span] + user[span], ENGINE_RATE, start),
+            AudioBlock(speaker[span], ENGINE_RATE, start),
+        )
+    utterance = cut(1.2 + user_from_s, seconds - 1.4 - user_from_s)
+    noted = NotingTranscriber(SORRY)
+    TranscribingAsrSignal(noted, signal).transcribe(utterance)
+    return noted.audio[0], user
+
+
+def echo_left_db(heard: AudioBlock, user: np.ndarray) -> float:
+    """How far under the user's voice what else ASR heard over it (echo left, or the user damaged) is."""
+    voice = user[heard.start : heard.end]
+    return float(10 * np.log10(np.sum(np.square(voice)) / np.sum(np.square(heard.samples - voice))))
+
+
+def test_a_cut_in_early_in_the_first_reply_is_heard_through_a_canceller_that_learned_it_first() -> None:
+    """0.3 s into a session's first reply the live filter has heard too little of the echo to cancel it
+    (on the PulseAudio loop whisper heard "Sorry, I meant on Sunday." as no words, and missed first words);
+    a fresh filter that learned the same audio first cancels it in hindsight."""
+    heard, user = first_reply(0.3, AsrSignal())
+    live, _ = first_reply(0.3, AsrSignal(relearner=None))
+
+    began = round(1.3 * ENGINE_RATE) - ONSET_MARGIN_MS * ENGINE_RATE // 1000
+    assert heard.start == began  # where the voice began, found in the cleaner signal
+    assert live.start > began  # the live one: no beginning found, the VAD's late cut
+    assert echo_left_db(heard, user) >= 10.0
+    assert echo_left_db(heard, user) >= echo_left_db(live, user) + 2.0
+
+
+def test_once_the_live_canceller_has_learned_the_echo_asr_hears_its_output_as_it_is() -> None:
+    heard, _ = first_reply(5.5, AsrSignal(), seconds=8.0)
+    live, _ = first_reply(5.5, AsrSignal(relearner=None), seconds=8.0)
+
+    assert (heard.start, heard.end) == (live.start, live.end)
+    assert np.array_equal(heard.samples, live.samples)

@@ -25,9 +25,9 @@ SECONDS = 40
 
 def wait_for_heard_words(session: Path, times: int = 5, timeout: float = 120.0) -> None:
     """Until the session log has said ``times`` that words of the reply were heard (about half a second
-    apart): the cut-in then comes 2.5 s or more into the session's first reply. Sooner, the echo path is
-    still being found and learned, and whisper heard "Sorry, I meant on Sunday." over the echo as no words
-    in 4 of 26 tries 0.3-1.4 s in (from 2.3 s on, 0 of 8): a defect of its own, in issue 47's notes."""
+    apart): the cut-in then comes 2.5 s or more into the session's first reply, where the live canceller
+    has learned the echo; this test is about the recording, and sooner cut-ins (heard through a canceller
+    that learned the audio in hindsight) are tests/audio/test_asr_signal.py's."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if session.exists() and session.read_text(encoding="utf-8").count('"type": "heard"') >= times:

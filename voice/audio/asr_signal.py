@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -47,6 +48,9 @@ GATE_MIN_MS = 500  # and needs this much of it since the echo path last moved, e
 GATE_ABOVE_DB = 12.0  # a frame the canceller kept this much more of than it keeps of echo holds the user
 GATE_HEARD_DBFS = -55.0  # quieter mic frames tell nothing about the echo loss
 GATE_MOST_KEPT_DB = 1.0  # a linear output louder than the mic is a diverged filter adding echo, not the user
+LEARNED_MS = 4000  # the speaker's sound a live filter needs to cancel well (loop: 5 dB at 1.5 s, 25 at 4.5 s)
+RELEARN_PASSES = 3  # a young filter's span is cancelled again by a fresh one, run this often over it
+RELEARN_HISTORY_MS = 5000  # at most this much before the span's reach (a bound on the hindsight's cost)
 
 
 class AsrSignal:
@@ -56,9 +60,15 @@ class AsrSignal:
     ``add`` runs where the mic blocks are handled; ``words_for`` and ``only_echo`` on the ASR worker.
     """
 
-    def __init__(self, rate: int = ENGINE_RATE, canceller: SpeexEchoCanceller | None = None) -> None:
+    def __init__(
+        self,
+        rate: int = ENGINE_RATE,
+        canceller: SpeexEchoCanceller | None = None,
+        relearner: Callable[[int], SpeexEchoCanceller] | None = SpeexEchoCanceller,
+    ) -> None:
         self.rate = rate
         self._canceller = canceller or SpeexEchoCanceller(rate)
+        self._relearner = relearner  # a fresh canceller for a young filter's spans; None hears the live one
         self._delay = EchoDelay(rate)
         self._frame = rate * FRAME_MS // 1000
         self._tail = ECHO_TAIL_MS // FRAME_MS
@@ -78,6 +88,10 @@ class AsrSignal:
         self._last_energy = (0.0, 0.0)  # the last frame's linear output and mic energy
         self._quiet = 0  # 10 ms frames since the reference was last audible
         self._settled = (MAX_DELAY_MS + TAIL_MS + ECHO_TAIL_MS) // FRAME_MS
+        self._learning_from: int | None = None  # where the live filter last began learning (a start, a move)
+        self._learned_frames = 0  # 10 ms frames of the speaker's sound it has filtered since
+        self._learned_at: int | None = None  # the sample by which that reached LEARNED_MS
+        self._learning_delay = 0  # EchoDelay's shift of the reference since then
         self._lock = threading.Lock()
 
     def add(self, mic: AudioBlock, reference: AudioBlock, realigned: bool = False) -> None:
@@ -97,6 +111,16 @@ class AsrSignal:
         quiet = self._quiet > self._settled and not realigned and self._delay.moves == moves
         words = (self._canceller.skip(mic) if quiet else self._canceller.process(mic, aligned)).samples
         with self._lock:
+            if self._learning_from is None or self._delay.moves != moves:
+                # the lag first found moves no echo: what came before it is the same room's, taken at that lag
+                found = self._learning_from is not None and moves == 0
+                self._learning_from = self._learning_from if found else mic.start
+                self._learned_frames, self._learned_at = 0, None
+                self._learning_delay = self._delay.delay
+            if not quiet and self._learned_at is None:
+                self._learned_frames += int(np.count_nonzero(loud))
+                if self._learned_frames * FRAME_MS >= LEARNED_MS:
+                    self._learned_at = mic.end
             _write(self._words, mic.start, words)
             _write(self._raw, mic.start, mic.samples)
             _write(self._reference, mic.start, reference.samples)
@@ -182,14 +206,8 @@ class AsrSignal:
         """The linear canceller's output over ``utterance``; if the speaker was audible as it began,
         from where the user's voice really began, up to DOUBLE_TALK_REACH_MS earlier (never back into
         the utterance before it). The utterance as the VAD cut it if that audio is no longer kept."""
-        with self._lock:
-            start = self._began(utterance.start, utterance.end)
-            if start is None:
-                return utterance
-            if (utterance.start, utterance.end) not in self._spans:
-                self._spans.append((utterance.start, utterance.end))
-            words = np.take(self._words, np.arange(start, utterance.end), mode="wrap")
-        return AudioBlock(words.astype(np.float32), utterance.rate, start)
+        heard = self._heard(utterance.start, utterance.end, mark=True)
+        return utterance if heard is None else heard
 
     def words_heard(self, onset: int, end: int) -> AudioBlock | None:
         """The linear output ASR hears of the utterance whose voice began at about ``onset`` (a stream
@@ -202,15 +220,79 @@ class AsrSignal:
                 return None
             end = min(end, self._end)
             cut = [s for s, _ in self._spans if onset - pre_roll - slack <= s <= onset + slack]
-            # the VAD's cut as ASR was given it (its pre-roll stops at the utterance before), if given yet
-            began = self._began(min(cut, default=max(0, onset - pre_roll)), end)
+        # the VAD's cut as ASR was given it (its pre-roll stops at the utterance before), if given yet
+        return self._heard(min(cut, default=max(0, onset - pre_roll)), end, mark=False)
+
+    def _heard(self, start: int, end: int, mark: bool) -> AudioBlock | None:
+        """The linear output ASR hears of the utterance cut over [``start``, ``end``), from where its
+        voice began; None if not kept. A span the live filter was still young for is cancelled again
+        in hindsight (``_relearned``), off the lock: the mic's blocks are not held up by it.
+        ``mark`` records the span as transcribed (a later reach back stops at its end)."""
+        with self._lock:
+            job = self._relearn_job(start, end)
+        fresh = None if job is None else (job[0], self._relearned(*job))
+        with self._lock:
+            began = self._began(start, end, fresh)
             if began is None:
                 return None
-            words = np.take(self._words, np.arange(began, max(began, end)), mode="wrap")
+            if mark and (start, end) not in self._spans:
+                self._spans.append((start, end))
+            words = self._linear(began, max(began, end), fresh)
         return AudioBlock(words.astype(np.float32), self.rate, began)
 
-    def _began(self, start: int, end: int) -> int | None:
-        """Where ASR hears the utterance cut over [``start``, ``end``) begin; None if not kept. (lock held)"""
+    def _relearn_job(self, start: int, end: int) -> tuple[int, Samples, Samples] | None:
+        """What a fresh filter needs to cancel [``start`` less the reach, ``end``) in hindsight: from where
+        the live one began learning, the raw mic and the reference it was given (moved as it was); None
+        when the live filter had heard LEARNED_MS of the speaker by then, or the speaker is not in it.
+        (lock held)"""
+        if self._relearner is None or self._learning_from is None or self._end is None:
+            return None
+        if self._first is None or end > self._end:
+            return None
+        reach_from = start - self._reach
+        if self._learned_at is not None and reach_from >= self._learned_at:
+            return None
+        if not self._was_audible(max(reach_from, self._learning_from), end):
+            return None
+        kept_from = max(self._first, self._end - len(self._words), self._learning_from)
+        audible = np.flatnonzero(
+            np.take(self._audible, np.arange(kept_from // self._frame, -(-end // self._frame)), mode="wrap")
+        )
+        first_frame = kept_from // self._frame + (int(audible[0]) if len(audible) else 0)
+        # from a filter's length before the speaker's first sound (the filter starts on silence), whole frames
+        history_from = max(
+            kept_from,
+            first_frame * self._frame - TAIL_MS * self.rate // 1000,
+            reach_from - RELEARN_HISTORY_MS * self.rate // 1000,
+        )
+        history_from = end - (end - history_from) // self._frame * self._frame
+        if history_from >= end:
+            return None
+        shift = self._learning_delay
+        raw = np.take(self._raw, np.arange(history_from, end), mode="wrap")
+        reference = np.take(self._reference, np.arange(history_from - shift, end - shift), mode="wrap")
+        return history_from, raw, reference
+
+    def _relearned(self, start: int, raw: Samples, reference: Samples) -> Samples:
+        """The linear output over ``raw`` (from sample ``start``), by a fresh filter that learned it first."""
+        fresh = (self._relearner or SpeexEchoCanceller)(self.rate)  # a job is only made with a relearner
+        mic, far = AudioBlock(raw, self.rate, start), AudioBlock(reference, self.rate, start)
+        return fresh.in_hindsight(mic, far, RELEARN_PASSES).samples
+
+    def _linear(self, start: int, end: int, fresh: tuple[int, Samples] | None) -> Samples:
+        """The linear output over [``start``, ``end``): the hindsight one where it covers it. (lock held)"""
+        words = np.take(self._words, np.arange(start, end), mode="wrap")
+        if fresh is not None:
+            fresh_from, fresh_words = fresh
+            first = max(start, fresh_from)
+            last = min(end, fresh_from + len(fresh_words))
+            if first < last:
+                words[first - start : last - start] = fresh_words[first - fresh_from : last - fresh_from]
+        return words
+
+    def _began(self, start: int, end: int, fresh: tuple[int, Samples] | None = None) -> int | None:
+        """Where ASR hears the utterance cut over [``start``, ``end``) begin; None if not kept. ``fresh``
+        is a hindsight linear output to look in. (lock held)"""
         if self._end is None or self._first is None or end > self._end:
             return None
         kept_from = max(self._first, self._end - len(self._words))
@@ -225,7 +307,7 @@ class AsrSignal:
         if reach_from < start and self._was_audible(reach_from, onset):
             span = np.arange(reach_from, onset)
             began = user_onset(
-                np.take(self._words, span, mode="wrap"), np.take(self._raw, span, mode="wrap"), self.rate
+                self._linear(reach_from, onset, fresh), np.take(self._raw, span, mode="wrap"), self.rate
             )
             if began is not None:
                 return min(start, reach_from + began)

@@ -107,6 +107,16 @@ class SpeexEchoCanceller:
             )
         return AudioBlock(out.astype(np.float32) / 32767.0, self.rate, mic.start)
 
+    def in_hindsight(self, mic: AudioBlock, reference: AudioBlock, passes: int) -> AudioBlock:
+        """``mic`` cancelled after the filter has first learned from the same audio ``passes - 1`` times:
+        Speex adapts cautiously, so a filter that has heard a second of echo cancels little of it live
+        (5 dB), but three passes over that second take 13-20 dB."""
+        for _ in range(passes - 1):
+            self._next = None
+            self.process(mic, reference)
+        self._next = None
+        return self.process(mic, reference)
+
     def skip(self, mic: AudioBlock) -> AudioBlock:
         """``mic`` as it is, for a span whose reference (and the filter's tail before it) is silent:
         with nothing to subtract, the filter's output would be the mic, and it costs nothing."""
