@@ -25,9 +25,9 @@ SECONDS = 40
 
 def wait_for_heard_words(session: Path, times: int = 5, timeout: float = 120.0) -> None:
     """Until the session log has said ``times`` that words of the reply were heard (about half a second
-    apart): the cut-in then comes 2.5 s or more into the session's first reply, where the live canceller
-    has learned the echo; this test is about the recording, and sooner cut-ins (heard through a canceller
-    that learned the audio in hindsight) are tests/audio/test_asr_signal.py's."""
+    apart): the cut-in then comes 2.5 s or more into the session's first reply. This test is about the
+    recording (it keeps what ASR heard, cancelled in hindsight while the live canceller is young); how a
+    cut-in sooner in the first reply is heard is tests/audio/test_asr_signal.py's."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if session.exists() and session.read_text(encoding="utf-8").count('"type": "heard"') >= times:

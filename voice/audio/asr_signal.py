@@ -226,11 +226,15 @@ class AsrSignal:
     def _heard(self, start: int, end: int, mark: bool) -> AudioBlock | None:
         """The linear output ASR hears of the utterance cut over [``start``, ``end``), from where its
         voice began; None if not kept. A span the live filter was still young for is cancelled again
-        in hindsight (``_relearned``), off the lock: the mic's blocks are not held up by it.
+        in hindsight by a fresh filter (``_relearn_job``), off the lock: the mic's blocks are not held up.
         ``mark`` records the span as transcribed (a later reach back stops at its end)."""
+        relearner = self._relearner
         with self._lock:
-            job = self._relearn_job(start, end)
-        fresh = None if job is None else (job[0], self._relearned(*job))
+            job = None if relearner is None else self._relearn_job(start, end)
+        fresh = None
+        if relearner is not None and job is not None:
+            mic, far = job
+            fresh = (mic.start, relearner(self.rate).in_hindsight(mic, far, RELEARN_PASSES).samples)
         with self._lock:
             began = self._began(start, end, fresh)
             if began is None:
@@ -240,14 +244,12 @@ class AsrSignal:
             words = self._linear(began, max(began, end), fresh)
         return AudioBlock(words.astype(np.float32), self.rate, began)
 
-    def _relearn_job(self, start: int, end: int) -> tuple[int, Samples, Samples] | None:
+    def _relearn_job(self, start: int, end: int) -> tuple[AudioBlock, AudioBlock] | None:
         """What a fresh filter needs to cancel [``start`` less the reach, ``end``) in hindsight: from where
         the live one began learning, the raw mic and the reference it was given (moved as it was); None
         when the live filter had heard LEARNED_MS of the speaker by then, or the speaker is not in it.
         (lock held)"""
-        if self._relearner is None or self._learning_from is None or self._end is None:
-            return None
-        if self._first is None or end > self._end:
+        if self._learning_from is None or self._end is None or self._first is None or end > self._end:
             return None
         reach_from = start - self._reach
         if self._learned_at is not None and reach_from >= self._learned_at:
@@ -271,13 +273,7 @@ class AsrSignal:
         shift = self._learning_delay
         raw = np.take(self._raw, np.arange(history_from, end), mode="wrap")
         reference = np.take(self._reference, np.arange(history_from - shift, end - shift), mode="wrap")
-        return history_from, raw, reference
-
-    def _relearned(self, start: int, raw: Samples, reference: Samples) -> Samples:
-        """The linear output over ``raw`` (from sample ``start``), by a fresh filter that learned it first."""
-        fresh = (self._relearner or SpeexEchoCanceller)(self.rate)  # a job is only made with a relearner
-        mic, far = AudioBlock(raw, self.rate, start), AudioBlock(reference, self.rate, start)
-        return fresh.in_hindsight(mic, far, RELEARN_PASSES).samples
+        return AudioBlock(raw, self.rate, history_from), AudioBlock(reference, self.rate, history_from)
 
     def _linear(self, start: int, end: int, fresh: tuple[int, Samples] | None) -> Samples:
         """The linear output over [``start``, ``end``): the hindsight one where it covers it. (lock held)"""
